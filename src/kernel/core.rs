@@ -1,0 +1,1063 @@
+//! The core scheduler (kernel/sched/core.c): runqueues, `try_to_wake_up`, `schedule()`,
+//! `scheduler_tick()`, fork and exit, `sched_setscheduler`, affinity and migration — and the
+//! execution of the simulated threads' requests (the system-call boundary).
+//!
+//! Time flows only through events: a tick of a busy CPU, the end of the running task's
+//! current piece of work, the end of a sleep, the RT period timer, a deadline task's
+//! replenishment. Every event handler ends by running `schedule()` on each CPU that needs it,
+//! so a wakeup that preempts takes effect at the same nanosecond (an IPI without delay).
+
+use super::deadline::DlEntity;
+use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
+use super::futex::{Barrier, Cond, Futexes, Mutex, Outcome};
+use super::rt::{RtBandwidth, RtRq};
+use super::sched::{Activity, Class, Rq, Task, TaskId, TaskState, TaskStats};
+use super::variant::{Governor, Variant};
+use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
+use crate::sim::{EventQueue, Model, SimRng, Time};
+use crate::trace::{Observer, TaskRef, TraceEvent, IDLE_COMM, PWR_EVENT_EXIT};
+use crate::workload::{CpuSet, Policy, SchedParams, Syscall, Thread, UserCtx, UserSpace, Workload};
+
+/// The engine's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// Create an initial thread of the workload.
+    Spawn { task: TaskId },
+    /// `scheduler_tick()` on a busy CPU.
+    Tick { cpu: usize, gen: u64 },
+    /// The running task's current work (or wall-clock spin) is done.
+    WorkDone { cpu: usize, gen: u64 },
+    /// A sleep or I/O ends: wake the task.
+    Wake { task: TaskId, gen: u64 },
+    /// The RT bandwidth period timer (`sched_rt_period_timer`).
+    RtPeriod,
+    /// A throttled deadline task's replenishment timer (`dl_task_timer`), armed for the
+    /// deadline the task had when it ran out.
+    DlReplenish { task: TaskId, deadline: u64 },
+}
+
+const IDLE_REF: TaskRef<'static> = TaskRef {
+    comm: IDLE_COMM,
+    pid: 0,
+    prio: 120,
+};
+
+/// `TASK_COMM_LEN - 1`.
+const COMM_MAX: usize = 15;
+
+/// The first pid given to a workload thread (below are the kernel's own threads).
+const FIRST_PID: u32 = 1000;
+
+/// The simulated machine: platform, kernel state and user space.
+pub struct Kernel {
+    pub platform: Platform,
+    pub variant: Variant,
+    workload: Workload,
+    user: UserSpace,
+    pub tasks: Vec<Task>,
+    pub rqs: Vec<Rq>,
+    pub fair: Fair,
+    futex: Futexes,
+    rt_bw: RtBandwidth,
+    rt_period_armed: bool,
+    next_pid: u32,
+    /// Forks made of each workload task so far (numbers the forked threads' names).
+    forks: Vec<u32>,
+    /// Capacity of the calibration CPU at its highest OPP (work of `run` events).
+    run_capacity: u64,
+    observer: Option<Box<dyn Observer>>,
+    /// Scratch list of tasks to wake, reused to avoid allocating per event.
+    wake_scratch: Vec<TaskId>,
+}
+
+impl Kernel {
+    /// Boot: runqueues at the governor's fixed OPP and the workload's initial threads
+    /// scheduled for creation within the first `start_spread_ns`.
+    pub fn new(
+        platform: Platform,
+        variant: Variant,
+        workload: Workload,
+        observer: Option<Box<dyn Observer>>,
+        rng: &mut SimRng,
+        queue: &mut EventQueue<Event>,
+    ) -> Kernel {
+        let n = platform.nr_cpus();
+        let rqs = (0..n)
+            .map(|cpu| {
+                let freq = match variant.governor {
+                    Governor::Performance => platform.max_freq_khz(cpu),
+                    Governor::Powersave => platform.min_freq_khz(cpu),
+                };
+                Rq {
+                    curr: None,
+                    nr_running: 0,
+                    rt: RtRq::default(),
+                    dl: Default::default(),
+                    need_resched: false,
+                    tick_gen: 0,
+                    tick_on: false,
+                    work_gen: 0,
+                    progress_ts: 0,
+                    exec_start: 0,
+                    freq_khz: freq,
+                    capacity_cur: platform.capacity_at(cpu, freq) as u64,
+                    busy_ns: 0,
+                    idle_ns: 0,
+                    since: 0,
+                    freq_residency: vec![(freq, 0)],
+                }
+            })
+            .collect();
+        let run_capacity = match workload.global.calibration {
+            crate::workload::Calibration::Cpu(c) if c < n => platform.cpus[c].capacity_orig as u64,
+            _ => SCHED_CAPACITY_SCALE as u64,
+        };
+        let futex = Futexes {
+            mutexes: vec![Mutex::default(); workload.mutexes.len()],
+            conds: vec![Cond::default(); workload.conds.len()],
+            barriers: workload
+                .barriers
+                .iter()
+                .map(|b| Barrier {
+                    participants: b.participants,
+                    waiters: Vec::new(),
+                })
+                .collect(),
+        };
+        let rt_bw = RtBandwidth {
+            runtime: u64::try_from(variant.sched_rt_runtime_us).ok().map(|us| us * 1000),
+            period: variant.sched_rt_period_us * 1000,
+        };
+        let mut k = Kernel {
+            fair: Fair::new(n, &variant),
+            user: UserSpace::new(&workload),
+            forks: vec![0; workload.tasks.len()],
+            platform,
+            variant,
+            tasks: Vec::new(),
+            rqs,
+            futex,
+            rt_bw,
+            rt_period_armed: false,
+            next_pid: FIRST_PID,
+            run_capacity,
+            observer,
+            wake_scratch: Vec::new(),
+            workload,
+        };
+        for (spec, instance) in k.workload.initial_threads() {
+            let name = format!("{}-{}", k.workload.tasks[spec].name, instance);
+            let t = k.create_task(spec, instance, name, None);
+            let at = if k.variant.start_spread_ns > 0 {
+                rng.below(k.variant.start_spread_ns)
+            } else {
+                0
+            };
+            queue.schedule(at, Event::Spawn { task: t });
+        }
+        for cpu in 0..n {
+            k.emit(0, cpu, &TraceEvent::CpuFrequency {
+                khz: k.rqs[cpu].freq_khz,
+                cpu,
+            });
+        }
+        k
+    }
+
+    pub fn workload(&self) -> &Workload {
+        &self.workload
+    }
+
+    /// Take the observer back (to flush the trace) at the end of the run.
+    pub fn take_observer(&mut self) -> Option<Box<dyn Observer>> {
+        self.observer.take()
+    }
+
+    fn emit(&mut self, ts: Time, cpu: usize, ev: &TraceEvent<'_>) {
+        if let Some(obs) = self.observer.as_mut() {
+            let current = self.rqs[cpu].curr.map(|t| task_ref(&self.tasks[t]));
+            obs.event(ts, cpu, current, ev);
+        }
+    }
+
+    /// Emit an event about task `t` (the event borrows its name).
+    fn emit_task<F>(&mut self, ts: Time, cpu: usize, t: TaskId, make: F)
+    where
+        F: for<'a> FnOnce(TaskRef<'a>) -> TraceEvent<'a>,
+    {
+        if let Some(obs) = self.observer.as_mut() {
+            let current = self.rqs[cpu].curr.map(|c| task_ref(&self.tasks[c]));
+            obs.event(ts, cpu, current, &make(task_ref(&self.tasks[t])));
+        }
+    }
+
+    // ----- task creation and exit -------------------------------------------------------
+
+    /// `copy_process()` + `sched_fork()`: a new task in TASK_NEW, not yet on a runqueue.
+    fn create_task(&mut self, spec: usize, instance: u32, name: String, parent: Option<TaskId>) -> TaskId {
+        let s = &self.workload.tasks[spec];
+        let params = s.params;
+        let nr = self.platform.nr_cpus();
+        let cpus_allowed = s
+            .cpus
+            .as_ref()
+            .map_or(CpuSet::all(nr), |c| CpuSet(c.iter().fold(0u64, |m, &c| m | 1 << c)));
+        let thread = Thread::new(&self.workload, spec, instance, name.clone(), self.run_capacity);
+        let taskgroup = s.taskgroup;
+        let id = self.tasks.len();
+        let cpu = parent.map_or(0, |p| self.tasks[p].cpu);
+        let (nice, rt_priority) = split_priority(params);
+        let se = self.fair.alloc_se(
+            LoadWeight::for_nice(nice, params.policy == Policy::Idle),
+            params.policy == Policy::Idle,
+            cpu,
+            id,
+        );
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        let comm: String = name.chars().take(COMM_MAX).collect();
+        self.tasks.push(Task {
+            pid,
+            name,
+            comm,
+            spec,
+            state: TaskState::New,
+            on_rq: false,
+            cpu,
+            policy: params.policy,
+            nice,
+            rt_priority,
+            cpus_allowed,
+            se,
+            dl: dl_entity(params),
+            rr_ticks: self.rr_timeslice_ticks(),
+            in_iowait: false,
+            sum_exec_runtime: 0,
+            thread,
+            activity: Activity::Next,
+            wake_gen: 0,
+            migrate_pending: false,
+            taskgroup,
+            stats: TaskStats {
+                cpu_runtime: vec![0; nr],
+                ..TaskStats::default()
+            },
+        });
+        id
+    }
+
+    fn rr_timeslice_ticks(&self) -> u64 {
+        (self.variant.sched_rr_timeslice_ms * self.variant.hz as u64 / 1000).max(1)
+    }
+
+    /// `wake_up_new_task()`: fork balancing, first enqueue, preemption check.
+    fn wake_up_new_task(&mut self, t: TaskId, parent: Option<TaskId>, now: Time, q: &mut EventQueue<Event>) {
+        let parent_cpu = parent.map_or(0, |p| self.tasks[p].cpu);
+        let cpu = self.select_task_rq(t, parent_cpu, true);
+        let se = self.tasks[t].se;
+        // task_fork_fair() runs against the parent's queue, then the child moves.
+        let parent_se = parent.map(|p| self.tasks[p].se);
+        self.fair.task_fork(parent_cpu, parent_se, se, now);
+        self.tasks[t].cpu = cpu;
+        self.tasks[t].state = TaskState::Running;
+        self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
+        let trace_cpu = parent.map_or(cpu, |p| self.tasks[p].cpu);
+        self.emit_task(now, trace_cpu, t, |p| TraceEvent::SchedWakeupNew { p, target_cpu: cpu });
+        self.check_preempt_curr(cpu, t, true, now);
+    }
+
+    /// `kernel_clone()` from a running thread.
+    fn do_fork(&mut self, parent: TaskId, spec: usize, now: Time, q: &mut EventQueue<Event>) {
+        self.forks[spec] += 1;
+        let name = format!("{}-{}-{:04}", self.workload.tasks[spec].name, 0, self.forks[spec]);
+        let child = self.create_task(spec, 0, name, Some(parent));
+        let pcpu = self.tasks[parent].cpu;
+        if let Some(obs) = self.observer.as_mut() {
+            let cur = task_ref(&self.tasks[parent]);
+            let ev = TraceEvent::SchedProcessFork {
+                parent: cur,
+                child: task_ref(&self.tasks[child]),
+            };
+            obs.event(now, pcpu, Some(cur), &ev);
+        }
+        self.wake_up_new_task(child, Some(parent), now, q);
+    }
+
+    /// `do_exit()` of the running task `t`.
+    fn do_exit(&mut self, t: TaskId, now: Time) {
+        let cpu = self.tasks[t].cpu;
+        self.emit_task(now, cpu, t, |p| TraceEvent::SchedProcessExit { p });
+        self.tasks[t].state = TaskState::Dead;
+        self.futex.forget(t);
+        self.resched_curr(cpu);
+    }
+
+    // ----- runqueue operations ----------------------------------------------------------
+
+    /// `enqueue_task()` of the task's class, plus `rq->nr_running`.
+    fn enqueue_task(&mut self, t: TaskId, cpu: usize, flags: QueueFlags, head: bool, now: Time, q: &mut EventQueue<Event>) {
+        let task = &mut self.tasks[t];
+        debug_assert!(!task.on_rq, "task {} enqueued twice", task.pid);
+        task.on_rq = true;
+        match task.class() {
+            Class::Fair => self.fair.enqueue_entity(cpu, task.se, flags, now),
+            Class::Rt => {
+                let prio = task.prio() as usize;
+                self.rqs[cpu].rt.enqueue(t, prio, head);
+                if !self.rt_period_armed && self.rt_bw.runtime.is_some() {
+                    self.rt_period_armed = true;
+                    q.schedule(now + self.rt_bw.period, Event::RtPeriod);
+                }
+            }
+            Class::Dl => {
+                if flags.wakeup || task.dl.deadline == 0 {
+                    task.dl.update_at_wakeup(now);
+                }
+                if task.dl.throttled {
+                    arm_dl_timer(&task.dl, t, now, q);
+                } else {
+                    self.rqs[cpu].dl.enqueue(t, task.dl.deadline);
+                }
+            }
+        }
+        self.rqs[cpu].nr_running += 1;
+    }
+
+    /// `dequeue_task()`; `sleep` is DEQUEUE_SLEEP.
+    fn dequeue_task(&mut self, t: TaskId, cpu: usize, sleep: bool, now: Time) {
+        let task = &mut self.tasks[t];
+        debug_assert!(task.on_rq && task.cpu == cpu);
+        task.on_rq = false;
+        match task.class() {
+            Class::Fair => self.fair.dequeue_entity(
+                cpu,
+                task.se,
+                QueueFlags {
+                    wakeup: sleep,
+                    migrated: false,
+                },
+                now,
+            ),
+            Class::Rt => self.rqs[cpu].rt.dequeue(t, task.prio() as usize),
+            Class::Dl => {
+                if !task.dl.throttled {
+                    self.rqs[cpu].dl.dequeue(t);
+                }
+            }
+        }
+        self.rqs[cpu].nr_running -= 1;
+    }
+
+    /// `set_task_cpu()` for a task that is not queued.
+    fn set_task_cpu(&mut self, t: TaskId, dest: usize, now: Time, trace_cpu: usize) {
+        let orig = self.tasks[t].cpu;
+        if orig == dest {
+            return;
+        }
+        self.emit_task(now, trace_cpu, t, |p| TraceEvent::SchedMigrateTask {
+            p,
+            orig_cpu: orig,
+            dest_cpu: dest,
+        });
+        let task = &mut self.tasks[t];
+        task.cpu = dest;
+        task.stats.migrations += 1;
+    }
+
+    /// Move a queued, not running task to another CPU (`move_queued_task`).
+    fn move_queued_task(&mut self, t: TaskId, dest: usize, now: Time, q: &mut EventQueue<Event>) {
+        let src = self.tasks[t].cpu;
+        self.dequeue_task(t, src, false, now);
+        self.set_task_cpu(t, dest, now, src);
+        self.enqueue_task(t, dest, QueueFlags::default(), false, now, q);
+        self.check_preempt_curr(dest, t, false, now);
+    }
+
+    fn resched_curr(&mut self, cpu: usize) {
+        self.rqs[cpu].need_resched = true;
+    }
+
+    /// `check_preempt_curr()`: does the newly queued `t` preempt what `cpu` runs?
+    fn check_preempt_curr(&mut self, cpu: usize, t: TaskId, fork: bool, now: Time) {
+        let Some(c) = self.rqs[cpu].curr else {
+            self.resched_curr(cpu);
+            return;
+        };
+        if c == t {
+            return;
+        }
+        let (tc, cc) = (self.tasks[t].class(), self.tasks[c].class());
+        let preempt = if tc != cc {
+            tc > cc
+        } else {
+            match tc {
+                Class::Fair => {
+                    self.update_curr(cpu, now);
+                    let normal = self.tasks[t].policy == Policy::Other;
+                    self.fair.check_preempt_wakeup(cpu, self.tasks[c].se, self.tasks[t].se, normal, fork, now)
+                        == Preempt::Yes
+                }
+                Class::Rt => self.tasks[t].prio() < self.tasks[c].prio(),
+                Class::Dl => self.tasks[t].dl.deadline < self.tasks[c].dl.deadline,
+            }
+        };
+        if preempt {
+            self.resched_curr(cpu);
+        }
+    }
+
+    // ----- accounting -------------------------------------------------------------------
+
+    /// Charge the running task for the time since `exec_start` (`update_curr` of every
+    /// class): runtime statistics, RT bandwidth, deadline runtime, CFS vruntime.
+    fn update_curr(&mut self, cpu: usize, now: Time) {
+        let Some(t) = self.rqs[cpu].curr else { return };
+        let rq = &mut self.rqs[cpu];
+        let delta = now.saturating_sub(rq.exec_start);
+        rq.exec_start = rq.exec_start.max(now);
+        let task = &mut self.tasks[t];
+        task.sum_exec_runtime += delta;
+        task.stats.cpu_runtime[cpu] += delta;
+        match task.class() {
+            Class::Fair => {
+                self.fair.update_curr(cpu, now);
+            }
+            Class::Rt => {
+                if self.rt_bw.charge(&mut self.rqs[cpu].rt, delta) {
+                    self.resched_curr(cpu);
+                }
+            }
+            Class::Dl => {
+                if !task.dl.throttled && task.dl.charge(delta).is_some() {
+                    // Throttled: off the EDF queue until the replenishment timer fires,
+                    // which `schedule()` arms when it switches the task out.
+                    self.rqs[cpu].dl.dequeue(t);
+                    self.resched_curr(cpu);
+                }
+            }
+        }
+    }
+
+    /// Account the running task's work progress up to `now` at the current capacity.
+    fn account_progress(&mut self, cpu: usize, now: Time) {
+        let rq = &mut self.rqs[cpu];
+        if now <= rq.progress_ts {
+            return;
+        }
+        if let Some(t) = rq.curr {
+            if let Activity::Work(w) = self.tasks[t].activity {
+                let done = (now - rq.progress_ts) * rq.capacity_cur;
+                self.tasks[t].activity = Activity::Work(w.saturating_sub(done));
+            }
+        }
+        rq.progress_ts = now;
+    }
+
+    /// Schedule the completion of the running task's current activity.
+    fn arm_work(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        let rq = &mut self.rqs[cpu];
+        rq.work_gen += 1;
+        let Some(t) = rq.curr else { return };
+        let start = rq.progress_ts.max(now);
+        let done = match self.tasks[t].activity {
+            Activity::Next => start,
+            Activity::Work(w) => start + w.div_ceil(rq.capacity_cur.max(1)),
+            Activity::Until(u) => u.max(start),
+        };
+        q.schedule(
+            done,
+            Event::WorkDone {
+                cpu,
+                gen: rq.work_gen,
+            },
+        );
+    }
+
+    /// Busy/idle time and frequency residency up to `now`.
+    fn account_cpu_time(&mut self, cpu: usize, now: Time) {
+        let rq = &mut self.rqs[cpu];
+        let dt = now - rq.since;
+        if rq.curr.is_some() {
+            rq.busy_ns += dt;
+        } else {
+            rq.idle_ns += dt;
+        }
+        if let Some(r) = rq.freq_residency.iter_mut().find(|r| r.0 == rq.freq_khz) {
+            r.1 += dt;
+        }
+        rq.since = now;
+    }
+
+    // ----- wakeup and placement ---------------------------------------------------------
+
+    /// `available_idle_cpu()`.
+    fn cpu_idle(&self, cpu: usize) -> bool {
+        self.rqs[cpu].curr.is_none() && self.rqs[cpu].nr_running == 0
+    }
+
+    /// `select_task_rq()`: for now, the previous CPU if idle, else the lowest-numbered idle
+    /// CPU the task may use, else the previous CPU (or the first allowed one).
+    fn select_task_rq(&self, t: TaskId, prev: usize, _fork: bool) -> usize {
+        let allowed = self.tasks[t].cpus_allowed;
+        let n = self.platform.nr_cpus();
+        if allowed.contains(prev) && self.cpu_idle(prev) {
+            return prev;
+        }
+        if let Some(c) = (0..n).find(|&c| allowed.contains(c) && self.cpu_idle(c)) {
+            return c;
+        }
+        if allowed.contains(prev) {
+            prev
+        } else {
+            (0..n).find(|&c| allowed.contains(c)).unwrap_or(prev)
+        }
+    }
+
+    /// `try_to_wake_up()`. `waker_cpu` is where the wakeup is issued (for the trace).
+    fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        let st = self.tasks[t].state;
+        if st != TaskState::Interruptible && st != TaskState::Uninterruptible {
+            return;
+        }
+        let prev = self.tasks[t].cpu;
+        self.emit_task(now, waker_cpu, t, |p| TraceEvent::SchedWaking { p, target_cpu: prev });
+        let task = &mut self.tasks[t];
+        task.state = TaskState::Running;
+        task.wake_gen += 1;
+        task.stats.wakeups += 1;
+        task.stats.woken_at = Some(now);
+        task.in_iowait = false;
+        let cpu = self.select_task_rq(t, prev, false);
+        let migrated = cpu != prev;
+        if migrated {
+            if self.tasks[t].class() == Class::Fair {
+                self.fair.migrate_sleeping(self.tasks[t].se);
+            }
+            self.set_task_cpu(t, cpu, now, waker_cpu);
+        }
+        self.enqueue_task(
+            t,
+            cpu,
+            QueueFlags {
+                wakeup: true,
+                migrated,
+            },
+            false,
+            now,
+            q,
+        );
+        self.check_preempt_curr(cpu, t, false, now);
+        self.emit_task(now, waker_cpu, t, |p| TraceEvent::SchedWakeup { p, target_cpu: cpu });
+    }
+
+    // ----- schedule() -------------------------------------------------------------------
+
+    /// `put_prev_task()` + `pick_next_task()` + `set_next_task()`.
+    fn pick_next_task(&mut self, cpu: usize, prev: Option<TaskId>, now: Time) -> Option<TaskId> {
+        if let Some(p) = prev {
+            if self.tasks[p].class() == Class::Fair && self.fair.rqs[cpu].curr == Some(self.tasks[p].se) {
+                self.fair.put_prev_entity(cpu, self.tasks[p].se, now);
+            }
+        }
+        let rq = &self.rqs[cpu];
+        let next = rq
+            .dl
+            .pick()
+            .or_else(|| rq.rt.pick())
+            .or_else(|| self.fair.pick_next_entity(cpu).map(|se| self.fair.ses[se].task));
+        if let Some(n) = next {
+            if self.tasks[n].class() == Class::Fair {
+                self.fair.set_next_entity(cpu, self.tasks[n].se, now);
+            }
+        }
+        next
+    }
+
+    /// Newly-idle balance, simplified: pull the best waiting task this CPU may run from the
+    /// busiest runqueue (RT and deadline tasks first, as `pull_rt_task` would, then the
+    /// fair task last in its timeline, as `detach_tasks` walks from the tail).
+    fn idle_balance(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) -> bool {
+        let n = self.platform.nr_cpus();
+        let busiest = (0..n)
+            .filter(|&c| c != cpu && self.rqs[c].nr_running >= 2)
+            .max_by_key(|&c| (self.rqs[c].nr_running, std::cmp::Reverse(c)));
+        let Some(src) = busiest else { return false };
+        let rq = &self.rqs[src];
+        let allowed = |t: TaskId| self.tasks[t].cpus_allowed.contains(cpu) && rq.curr != Some(t);
+        let pick = rq
+            .dl
+            .waiting(rq.curr)
+            .find(|&t| allowed(t))
+            .or_else(|| rq.rt.waiting(rq.curr).find(|&t| allowed(t)))
+            .or_else(|| {
+                self.fair.rqs[src]
+                    .queued()
+                    .rev()
+                    .map(|se| self.fair.ses[se].task)
+                    .find(|&t| allowed(t))
+            });
+        match pick {
+            Some(t) => {
+                self.move_queued_task(t, cpu, now, q);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `__schedule()` on `cpu`.
+    fn schedule(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        self.account_progress(cpu, now);
+        self.update_curr(cpu, now);
+        self.rqs[cpu].need_resched = false;
+        let prev = self.rqs[cpu].curr;
+        let mut prev_state = TaskState::Running;
+        if let Some(p) = prev {
+            prev_state = self.tasks[p].state;
+            if prev_state != TaskState::Running {
+                // deactivate_task(): the task sleeps or exits.
+                self.dequeue_task(p, cpu, prev_state != TaskState::Dead, now);
+            } else if self.tasks[p].class() == Class::Dl && self.tasks[p].dl.throttled {
+                arm_dl_timer(&self.tasks[p].dl, p, now, q);
+            } else if self.tasks[p].migrate_pending {
+                // The stopper moves a running task whose affinity excludes this CPU.
+                self.tasks[p].migrate_pending = false;
+                if self.tasks[p].class() == Class::Fair {
+                    self.fair.put_prev_entity(cpu, self.tasks[p].se, now);
+                }
+                let dest = self.select_task_rq(p, cpu, false);
+                self.move_queued_task(p, dest, now, q);
+            }
+        }
+        let mut next = self.pick_next_task(cpu, prev, now);
+        if next.is_none() && self.idle_balance(cpu, now, q) {
+            next = self.pick_next_task(cpu, None, now);
+        }
+        if next != prev {
+            self.context_switch(cpu, prev, prev_state, next, now);
+        }
+        self.arm_work(cpu, now, q);
+        self.update_tick(cpu, now, q);
+    }
+
+    fn context_switch(&mut self, cpu: usize, prev: Option<TaskId>, prev_state: TaskState, next: Option<TaskId>, now: Time) {
+        self.account_cpu_time(cpu, now);
+        if prev.is_none() {
+            self.emit(now, cpu, &TraceEvent::CpuIdle {
+                state: PWR_EVENT_EXIT,
+                cpu,
+            });
+        }
+        if let Some(p) = prev {
+            if prev_state == TaskState::Running {
+                self.tasks[p].stats.preemptions += 1;
+            }
+        }
+        if let Some(obs) = self.observer.as_mut() {
+            let pr = prev.map_or(IDLE_REF, |p| task_ref(&self.tasks[p]));
+            let nx = next.map_or(IDLE_REF, |n| task_ref(&self.tasks[n]));
+            let ev = TraceEvent::SchedSwitch {
+                prev: pr,
+                prev_state: prev_state.letter(),
+                next: nx,
+                cpu,
+            };
+            obs.event(now, cpu, prev.map(|_| pr), &ev);
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.curr = next;
+        rq.exec_start = now;
+        rq.progress_ts = now + if next.is_some() { self.variant.cost_context_switch_ns } else { 0 };
+        match next {
+            Some(n) => {
+                let task = &mut self.tasks[n];
+                if let Some(w) = task.stats.woken_at.take() {
+                    task.stats.wakeup_latency.record(now - w);
+                }
+            }
+            None => self.emit(now, cpu, &TraceEvent::CpuIdle { state: 0, cpu }),
+        }
+        if let Some(p) = prev {
+            if self.tasks[p].state == TaskState::Dead {
+                self.fair.free_se(self.tasks[p].se);
+            }
+        }
+    }
+
+    /// Start the tick when a CPU gets busy, stop it when it goes idle (NO_HZ_IDLE). Ticks
+    /// stay on the global jiffy grid.
+    fn update_tick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        let rq = &mut self.rqs[cpu];
+        match (rq.curr.is_some(), rq.tick_on) {
+            (true, false) => {
+                rq.tick_on = true;
+                rq.tick_gen += 1;
+                let tick = self.variant.tick_ns();
+                q.schedule((now / tick + 1) * tick, Event::Tick { cpu, gen: rq.tick_gen });
+            }
+            (false, true) => {
+                rq.tick_on = false;
+                rq.tick_gen += 1;
+            }
+            _ => {}
+        }
+    }
+
+    /// `scheduler_tick()`.
+    fn scheduler_tick(&mut self, cpu: usize, now: Time) {
+        self.account_progress(cpu, now);
+        self.update_curr(cpu, now);
+        let Some(t) = self.rqs[cpu].curr else { return };
+        match self.tasks[t].class() {
+            Class::Fair => {
+                if self.fair.task_tick(cpu, now) == Preempt::Yes {
+                    self.resched_curr(cpu);
+                }
+            }
+            Class::Rt => {
+                // task_tick_rt(): only SCHED_RR has a slice, and it rotates only among peers.
+                let slice = self.rr_timeslice_ticks();
+                let task = &mut self.tasks[t];
+                if task.policy != Policy::Rr {
+                    return;
+                }
+                task.rr_ticks -= 1;
+                if task.rr_ticks > 0 {
+                    return;
+                }
+                task.rr_ticks = slice;
+                let prio = self.tasks[t].prio() as usize;
+                if self.rqs[cpu].rt.has_peers(prio) {
+                    self.rqs[cpu].rt.requeue_tail(t, prio);
+                    self.resched_curr(cpu);
+                }
+            }
+            Class::Dl => {}
+        }
+    }
+
+    // ----- system calls -----------------------------------------------------------------
+
+    /// The running task `t` finished its previous request: run its thread until it asks for
+    /// something that takes time or blocks.
+    fn run_thread(&mut self, t: TaskId, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        let cost = self.variant.cost_syscall_ns * SCHED_CAPACITY_SCALE as u64;
+        let task = &mut self.tasks[t];
+        let mut ctx = UserCtx {
+            now,
+            cputime_ns: task.sum_exec_runtime,
+            user: &mut self.user,
+        };
+        let call = task.thread.step(&mut ctx);
+        // Requests that complete at once still take CPU time: a system call's cost.
+        let mut activity = Activity::Work(cost);
+        match call {
+            Syscall::Run { work } if work > 0 => activity = Activity::Work(work),
+            Syscall::RunUntil { until } if until > now => activity = Activity::Until(until),
+            Syscall::Run { .. } | Syscall::RunUntil { .. } => {}
+            Syscall::SleepUntil { until } => {
+                if until > now {
+                    self.sleep(t, TaskState::Interruptible, until, q);
+                    return;
+                }
+            }
+            Syscall::Io { service_ns } => {
+                self.tasks[t].in_iowait = true;
+                self.sleep(t, TaskState::Uninterruptible, now + service_ns, q);
+                return;
+            }
+            Syscall::MutexLock(m) => {
+                if self.futex.lock(m, t) == Outcome::Block {
+                    self.block(t);
+                    return;
+                }
+            }
+            Syscall::MutexUnlock(m) => {
+                if let Some(w) = self.futex.unlock(m, t) {
+                    self.try_to_wake_up(w, cpu, now, q);
+                }
+            }
+            Syscall::CondWait { cond, mutex } => {
+                if let Some(w) = self.futex.cond_wait(cond, mutex, t) {
+                    self.try_to_wake_up(w, cpu, now, q);
+                }
+                self.block(t);
+                return;
+            }
+            Syscall::CondSignal(c) | Syscall::CondBroadcast(c) => {
+                let mut wake = std::mem::take(&mut self.wake_scratch);
+                self.futex.cond_wake(c, matches!(call, Syscall::CondBroadcast(_)), &mut wake);
+                for w in wake.drain(..) {
+                    self.try_to_wake_up(w, cpu, now, q);
+                }
+                self.wake_scratch = wake;
+            }
+            Syscall::Barrier(b) => {
+                let mut wake = std::mem::take(&mut self.wake_scratch);
+                let outcome = self.futex.barrier(b, t, &mut wake);
+                for w in wake.drain(..) {
+                    self.try_to_wake_up(w, cpu, now, q);
+                }
+                self.wake_scratch = wake;
+                if outcome == Outcome::Block {
+                    self.block(t);
+                    return;
+                }
+            }
+            Syscall::Yield => self.sched_yield(t, cpu, now),
+            Syscall::Fork { task: spec } => self.do_fork(t, spec, now, q),
+            Syscall::SetAffinity(mask) => self.set_cpus_allowed(t, mask),
+            Syscall::SetScheduler(params) => self.setscheduler(t, params, now, q),
+            // uclamp requests take effect with the uclamp model (not built yet).
+            Syscall::SetUclamp { .. } => {}
+            Syscall::SetTaskgroup(g) => self.tasks[t].taskgroup = Some(g),
+            Syscall::Exit => {
+                self.do_exit(t, now);
+                return;
+            }
+        }
+        self.tasks[t].activity = activity;
+        self.arm_work(cpu, now, q);
+    }
+
+    /// The running task sleeps until `until` (a timer or an I/O completion wakes it).
+    fn sleep(&mut self, t: TaskId, state: TaskState, until: Time, q: &mut EventQueue<Event>) {
+        self.block(t);
+        let task = &mut self.tasks[t];
+        task.state = state;
+        q.schedule(until, Event::Wake { task: t, gen: task.wake_gen });
+    }
+
+    /// The running task blocks (`schedule()` will dequeue it).
+    fn block(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t];
+        task.state = TaskState::Interruptible;
+        task.activity = Activity::Next;
+        let cpu = task.cpu;
+        self.rqs[cpu].work_gen += 1;
+        self.resched_curr(cpu);
+    }
+
+    /// `sched_yield()`.
+    fn sched_yield(&mut self, t: TaskId, cpu: usize, now: Time) {
+        match self.tasks[t].class() {
+            Class::Fair => self.fair.yield_task(cpu, self.tasks[t].se, now),
+            Class::Rt => {
+                let prio = self.tasks[t].prio() as usize;
+                self.rqs[cpu].rt.requeue_tail(t, prio);
+            }
+            Class::Dl => {}
+        }
+        self.resched_curr(cpu);
+    }
+
+    /// `sched_setaffinity()` of the running task.
+    fn set_cpus_allowed(&mut self, t: TaskId, mask: CpuSet) {
+        let valid = CpuSet(mask.0 & CpuSet::all(self.platform.nr_cpus()).0);
+        if valid.is_empty() {
+            // EINVAL: the mask has no online CPU; nothing changes.
+            return;
+        }
+        let task = &mut self.tasks[t];
+        task.cpus_allowed = valid;
+        if !valid.contains(task.cpu) {
+            task.migrate_pending = true;
+            let cpu = task.cpu;
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// `__sched_setscheduler()` of the running task: requeue under the new class/priority.
+    fn setscheduler(&mut self, t: TaskId, params: SchedParams, now: Time, q: &mut EventQueue<Event>) {
+        let cpu = self.tasks[t].cpu;
+        let (nice, rt_priority) = split_priority(params);
+        {
+            let task = &self.tasks[t];
+            if task.policy == params.policy && task.nice == nice && task.rt_priority == rt_priority {
+                return;
+            }
+        }
+        self.update_curr(cpu, now);
+        let old_class = self.tasks[t].class();
+        let running = self.rqs[cpu].curr == Some(t);
+        if running && old_class == Class::Fair {
+            self.fair.put_prev_entity(cpu, self.tasks[t].se, now);
+        }
+        self.dequeue_task(t, cpu, false, now);
+        let idle = params.policy == Policy::Idle;
+        let task = &mut self.tasks[t];
+        task.policy = params.policy;
+        task.nice = nice;
+        task.rt_priority = rt_priority;
+        task.dl = dl_entity(params);
+        self.fair.reweight(task.se, LoadWeight::for_nice(nice, idle), idle);
+        self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
+        if running && self.tasks[t].class() == Class::Fair {
+            self.fair.set_next_entity(cpu, self.tasks[t].se, now);
+        }
+        // check_class_changed()/prio_changed(): let schedule() pick again.
+        self.resched_curr(cpu);
+    }
+
+    // ----- timers -----------------------------------------------------------------------
+
+    /// `sched_rt_period_timer()`: replenish every CPU's RT runtime.
+    fn rt_period(&mut self, now: Time, q: &mut EventQueue<Event>) {
+        let mut active = false;
+        for cpu in 0..self.rqs.len() {
+            if self.rt_bw.replenish(&mut self.rqs[cpu].rt) {
+                if let Some(t) = self.rqs[cpu].rt.pick() {
+                    self.check_preempt_curr(cpu, t, false, now);
+                }
+            }
+            active |= self.rqs[cpu].rt.rt_time > 0 || self.rqs[cpu].rt.nr_running > 0;
+        }
+        self.rt_period_armed = active;
+        if active {
+            q.schedule(now + self.rt_bw.period, Event::RtPeriod);
+        }
+    }
+
+    fn dl_replenish(&mut self, t: TaskId, now: Time) {
+        let task = &mut self.tasks[t];
+        if !task.dl.throttled {
+            return;
+        }
+        task.dl.replenish(now);
+        if task.on_rq {
+            let cpu = task.cpu;
+            self.rqs[cpu].dl.enqueue(t, task.dl.deadline);
+            self.check_preempt_curr(cpu, t, false, now);
+        }
+    }
+
+    /// Run `schedule()` wherever a reschedule is pending, until none is.
+    fn resched_pending(&mut self, now: Time, q: &mut EventQueue<Event>) {
+        while let Some(cpu) = self.rqs.iter().position(|rq| rq.need_resched) {
+            self.schedule(cpu, now, q);
+        }
+        #[cfg(debug_assertions)]
+        self.check_invariants();
+    }
+
+    /// Close the books at the end of the run: charge running tasks and CPU time to `now`.
+    pub fn finish(&mut self, now: Time) {
+        for cpu in 0..self.rqs.len() {
+            self.account_progress(cpu, now);
+            self.update_curr(cpu, now);
+            self.account_cpu_time(cpu, now);
+        }
+    }
+
+    /// Kernel invariants, checked after every event in debug builds.
+    #[cfg(debug_assertions)]
+    fn check_invariants(&self) {
+        let mut queued = vec![0u32; self.rqs.len()];
+        for (id, t) in self.tasks.iter().enumerate() {
+            match t.state {
+                TaskState::Running => assert!(t.on_rq, "runnable task {} on no runqueue", t.pid),
+                TaskState::New => assert!(!t.on_rq),
+                _ => assert!(!t.on_rq, "sleeping task {} still queued", t.pid),
+            }
+            if t.on_rq {
+                queued[t.cpu] += 1;
+            }
+            let running_on = self.rqs.iter().filter(|rq| rq.curr == Some(id)).count();
+            assert!(running_on <= 1, "task {} current on {running_on} CPUs", t.pid);
+            assert!(running_on == 0 || t.state == TaskState::Running);
+        }
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            assert_eq!(queued[cpu], rq.nr_running, "cpu {cpu}: nr_running out of step");
+            self.fair.check_rq(cpu);
+            if let Some(c) = rq.curr {
+                assert_eq!(self.tasks[c].cpu, cpu, "current task on the wrong CPU");
+            }
+        }
+    }
+}
+
+impl Model for Kernel {
+    type Event = Event;
+
+    fn handle(&mut self, now: Time, event: Event, q: &mut EventQueue<Event>) {
+        match event {
+            Event::Spawn { task } => self.wake_up_new_task(task, None, now, q),
+            Event::Tick { cpu, gen } => {
+                if gen != self.rqs[cpu].tick_gen {
+                    return;
+                }
+                self.scheduler_tick(cpu, now);
+                q.schedule(now + self.variant.tick_ns(), Event::Tick { cpu, gen });
+            }
+            Event::WorkDone { cpu, gen } => {
+                if gen != self.rqs[cpu].work_gen {
+                    return;
+                }
+                self.account_progress(cpu, now);
+                if let Some(t) = self.rqs[cpu].curr {
+                    let finished = match self.tasks[t].activity {
+                        Activity::Next => true,
+                        Activity::Work(w) => w == 0,
+                        Activity::Until(u) => u <= now,
+                    };
+                    if finished {
+                        self.run_thread(t, cpu, now, q);
+                    } else {
+                        self.arm_work(cpu, now, q);
+                    }
+                }
+            }
+            Event::Wake { task, gen } => {
+                if gen != self.tasks[task].wake_gen {
+                    return;
+                }
+                let cpu = self.tasks[task].cpu;
+                self.try_to_wake_up(task, cpu, now, q);
+            }
+            Event::RtPeriod => self.rt_period(now, q),
+            Event::DlReplenish { task, deadline } => {
+                if self.tasks[task].dl.deadline == deadline {
+                    self.dl_replenish(task, now);
+                }
+            }
+        }
+        self.resched_pending(now, q);
+    }
+}
+
+fn task_ref(t: &Task) -> TaskRef<'_> {
+    TaskRef {
+        comm: &t.comm,
+        pid: t.pid,
+        prio: t.prio(),
+    }
+}
+
+/// rt-app's `priority` is a nice value for fair policies and an rt_priority for RT ones.
+fn split_priority(p: SchedParams) -> (i32, u32) {
+    if p.policy.is_rt() {
+        (0, p.priority.clamp(1, 99) as u32)
+    } else if p.policy.is_fair() {
+        (p.priority.clamp(-20, 19), 0)
+    } else {
+        (0, 0)
+    }
+}
+
+/// `start_dl_timer()`: replenish at the start of the next period.
+fn arm_dl_timer(dl: &DlEntity, t: TaskId, now: Time, q: &mut EventQueue<Event>) {
+    let at = dl.deadline - dl.dl_deadline + dl.dl_period;
+    q.schedule(
+        at.max(now),
+        Event::DlReplenish {
+            task: t,
+            deadline: dl.deadline,
+        },
+    );
+}
+
+fn dl_entity(p: SchedParams) -> DlEntity {
+    let period = if p.dl_period_ns > 0 { p.dl_period_ns } else { p.dl_runtime_ns };
+    let deadline = if p.dl_deadline_ns > 0 { p.dl_deadline_ns } else { period };
+    DlEntity::new(p.dl_runtime_ns, deadline, period)
+}

@@ -1,0 +1,750 @@
+//! The completely fair scheduling class as in v6.1 `kernel/sched/fair.c`: weights and the
+//! fixed-point `__calc_delta`, vruntime, the per-CPU timeline ordered by vruntime,
+//! `sched_slice`, `place_entity` (START_DEBIT, GENTLE_FAIR_SLEEPERS), wakeup and tick
+//! preemption, next/last/skip buddies and min_vruntime.
+//!
+//! Entities live in an arena (`Fair::ses`) and runqueues in `Fair::rqs` (index = CPU for the
+//! root cfs_rq of each CPU), so group entities and per-group runqueues of
+//! CONFIG_FAIR_GROUP_SCHED are more of the same rows rather than a new data model.
+
+use super::variant::{Features, Variant};
+
+pub type SeId = usize;
+
+/// `NICE_0_LOAD` (weights kept unscaled: `scale_load_down` is the identity here).
+pub const NICE_0_LOAD: u64 = 1024;
+/// `WMULT_CONST`, `WMULT_SHIFT` of `__calc_delta`.
+const WMULT_CONST: u64 = 0xffff_ffff;
+const WMULT_SHIFT: u32 = 32;
+/// `WEIGHT_IDLEPRIO` / `WMULT_IDLEPRIO`: the weight of SCHED_IDLE tasks.
+pub const WEIGHT_IDLEPRIO: u64 = 3;
+pub const WMULT_IDLEPRIO: u64 = 1_431_655_765;
+
+/// `sched_prio_to_weight[]` (core.c): nice -20 .. 19, each step ~10% of CPU.
+pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110,
+    87, 70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// `sched_prio_to_wmult[]` (core.c): 2^32 / weight, precomputed.
+pub const SCHED_PRIO_TO_WMULT: [u64; 40] = [
+    48388, 59856, 76040, 92818, 118348, 147320, 184698, 229616, 287308, 360437, 449829, 563644,
+    704093, 875809, 1099582, 1376151, 1717300, 2157191, 2708050, 3363326, 4194304, 5237765,
+    6557202, 8165337, 10153587, 12820798, 15790321, 19976592, 24970740, 31350126, 39045157,
+    49367440, 61356676, 76695844, 95443717, 119304647, 148102320, 186737708, 238609294,
+    286331153,
+];
+
+/// `struct load_weight`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LoadWeight {
+    pub weight: u64,
+    /// 0 = not computed yet (`__update_inv_weight` computes it lazily, as the kernel does).
+    pub inv_weight: u64,
+}
+
+impl LoadWeight {
+    /// `set_load_weight()` for a nice value, or SCHED_IDLE.
+    pub fn for_nice(nice: i32, sched_idle: bool) -> LoadWeight {
+        if sched_idle {
+            return LoadWeight {
+                weight: WEIGHT_IDLEPRIO,
+                inv_weight: WMULT_IDLEPRIO,
+            };
+        }
+        let i = (nice.clamp(-20, 19) + 20) as usize;
+        LoadWeight {
+            weight: SCHED_PRIO_TO_WEIGHT[i],
+            inv_weight: SCHED_PRIO_TO_WMULT[i],
+        }
+    }
+
+    fn add(&mut self, w: u64) {
+        self.weight += w;
+        self.inv_weight = 0;
+    }
+
+    fn sub(&mut self, w: u64) {
+        self.weight -= w;
+        self.inv_weight = 0;
+    }
+
+    /// `__update_inv_weight()`.
+    fn inv(&self) -> u64 {
+        if self.inv_weight != 0 {
+            self.inv_weight
+        } else if self.weight >= WMULT_CONST {
+            1
+        } else if self.weight == 0 {
+            WMULT_CONST
+        } else {
+            WMULT_CONST / self.weight
+        }
+    }
+}
+
+/// `__calc_delta()`: `delta_exec * weight / lw.weight` in the kernel's 32-bit fixed point.
+pub fn calc_delta(delta_exec: u64, weight: u64, lw: &LoadWeight) -> u64 {
+    let mut fact = weight;
+    let mut shift = WMULT_SHIFT;
+    let hi = fact >> 32;
+    if hi != 0 {
+        let fs = 64 - hi.leading_zeros();
+        shift -= fs;
+        fact >>= fs;
+    }
+    fact = (fact & 0xffff_ffff) * lw.inv();
+    let hi = fact >> 32;
+    if hi != 0 {
+        let fs = 64 - hi.leading_zeros();
+        shift -= fs;
+        fact >>= fs;
+    }
+    ((delta_exec as u128 * fact as u128) >> shift) as u64
+}
+
+/// `struct sched_entity` (the parts CFS needs).
+#[derive(Debug, Clone, Default)]
+pub struct SchedEntity {
+    pub load: LoadWeight,
+    pub vruntime: u64,
+    pub exec_start: u64,
+    pub sum_exec_runtime: u64,
+    pub prev_sum_exec_runtime: u64,
+    pub on_rq: bool,
+    /// The cfs_rq this entity is (or last was) queued on.
+    pub cfs_rq: usize,
+    /// SCHED_IDLE entity (`se_is_idle`).
+    pub idle: bool,
+    /// The task this entity schedules (`task_of`).
+    pub task: usize,
+    /// Tie-break among equal vruntimes: later insertions go right, as in the rbtree.
+    tree_seq: u64,
+}
+
+/// `struct cfs_rq`.
+#[derive(Debug, Clone, Default)]
+pub struct CfsRq {
+    pub load: LoadWeight,
+    pub nr_running: u32,
+    /// Tasks below this cfs_rq (equal to nr_running without group scheduling).
+    pub h_nr_running: u32,
+    pub idle_h_nr_running: u32,
+    pub min_vruntime: u64,
+    /// The timeline: entities waiting to run, ordered by (vruntime, insertion). The running
+    /// entity (`curr`) is not in it, as in the kernel.
+    timeline: Vec<(u64, u64, SeId)>,
+    pub curr: Option<SeId>,
+    pub next: Option<SeId>,
+    pub last: Option<SeId>,
+    pub skip: Option<SeId>,
+}
+
+impl CfsRq {
+    /// `__pick_first_entity()`.
+    pub fn first(&self) -> Option<SeId> {
+        self.timeline.first().map(|e| e.2)
+    }
+
+    /// The entity after `se` in the timeline (`__pick_next_entity`).
+    fn after(&self, key: (u64, u64)) -> Option<SeId> {
+        let i = self.timeline.partition_point(|e| (e.0, e.1) <= key);
+        self.timeline.get(i).map(|e| e.2)
+    }
+
+    /// Entities waiting in the timeline, leftmost first.
+    pub fn queued(&self) -> impl DoubleEndedIterator<Item = SeId> + '_ {
+        self.timeline.iter().map(|e| e.2)
+    }
+}
+
+/// `ENQUEUE_*` / `DEQUEUE_*` flags that CFS looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueueFlags {
+    /// ENQUEUE_WAKEUP / DEQUEUE_SLEEP.
+    pub wakeup: bool,
+    /// ENQUEUE_MIGRATED: the task changed CPU while sleeping.
+    pub migrated: bool,
+}
+
+/// The scaled CFS tunables (`update_sysctl()`).
+#[derive(Debug, Clone, Copy)]
+pub struct Tunables {
+    pub latency: u64,
+    pub min_granularity: u64,
+    pub wakeup_granularity: u64,
+    pub idle_min_granularity: u64,
+    /// `sched_nr_latency`: latency / min_granularity.
+    pub nr_latency: u64,
+}
+
+impl Tunables {
+    pub fn new(v: &Variant, nr_cpus: usize) -> Tunables {
+        let f = v.tunable_factor(nr_cpus);
+        let latency = v.sched_latency_ns * f;
+        let min_granularity = v.sched_min_granularity_ns * f;
+        Tunables {
+            latency,
+            min_granularity,
+            wakeup_granularity: v.sched_wakeup_granularity_ns * f,
+            idle_min_granularity: v.sched_idle_min_granularity_ns,
+            nr_latency: (latency / min_granularity).max(1),
+        }
+    }
+}
+
+/// What `check_preempt_wakeup` decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preempt {
+    No,
+    Yes,
+}
+
+/// The state of the fair class over all CPUs.
+pub struct Fair {
+    pub ses: Vec<SchedEntity>,
+    pub rqs: Vec<CfsRq>,
+    pub tun: Tunables,
+    pub feat: Features,
+    free_ses: Vec<SeId>,
+    tree_seq: u64,
+}
+
+impl Fair {
+    pub fn new(nr_cpus: usize, v: &Variant) -> Fair {
+        Fair {
+            ses: Vec::new(),
+            rqs: vec![CfsRq::default(); nr_cpus],
+            tun: Tunables::new(v, nr_cpus),
+            feat: v.features.clone(),
+            free_ses: Vec::new(),
+            tree_seq: 0,
+        }
+    }
+
+    /// A new entity (reusing the slot of an exited task's).
+    pub fn alloc_se(&mut self, load: LoadWeight, idle: bool, cfs_rq: usize, task: usize) -> SeId {
+        let se = SchedEntity {
+            load,
+            idle,
+            cfs_rq,
+            task,
+            ..SchedEntity::default()
+        };
+        match self.free_ses.pop() {
+            Some(id) => {
+                self.ses[id] = se;
+                id
+            }
+            None => {
+                self.ses.push(se);
+                self.ses.len() - 1
+            }
+        }
+    }
+
+    pub fn free_se(&mut self, se: SeId) {
+        debug_assert!(!self.ses[se].on_rq);
+        self.free_ses.push(se);
+    }
+
+    fn key(&self, se: SeId) -> (u64, u64) {
+        (self.ses[se].vruntime, self.ses[se].tree_seq)
+    }
+
+    /// `__enqueue_entity()`.
+    fn tree_insert(&mut self, cfs: usize, se: SeId) {
+        self.tree_seq += 1;
+        self.ses[se].tree_seq = self.tree_seq;
+        let key = self.key(se);
+        let tl = &mut self.rqs[cfs].timeline;
+        let i = tl.partition_point(|e| (e.0, e.1) < key);
+        tl.insert(i, (key.0, key.1, se));
+    }
+
+    /// `__dequeue_entity()`.
+    fn tree_remove(&mut self, cfs: usize, se: SeId) {
+        let key = self.key(se);
+        let tl = &mut self.rqs[cfs].timeline;
+        let i = tl.partition_point(|e| (e.0, e.1) < key);
+        debug_assert!(tl.get(i).map(|e| e.2) == Some(se), "entity not in its timeline");
+        tl.remove(i);
+    }
+
+    /// `calc_delta_fair()`: wall time to virtual time for `se`.
+    pub fn calc_delta_fair(&self, delta: u64, se: SeId) -> u64 {
+        let lw = &self.ses[se].load;
+        if lw.weight != NICE_0_LOAD {
+            calc_delta(delta, NICE_0_LOAD, lw)
+        } else {
+            delta
+        }
+    }
+
+    /// `__sched_period()`.
+    fn sched_period(&self, nr_running: u64) -> u64 {
+        if nr_running > self.tun.nr_latency {
+            nr_running * self.tun.min_granularity
+        } else {
+            self.tun.latency
+        }
+    }
+
+    /// `sched_slice()`: the wall-time slice of `se` in one period of its cfs_rq.
+    pub fn sched_slice(&self, cfs: usize, se: SeId) -> u64 {
+        let rq = &self.rqs[cfs];
+        let e = &self.ses[se];
+        let nr = if self.feat.alt_period {
+            rq.h_nr_running
+        } else {
+            rq.nr_running
+        } as u64;
+        let mut slice = self.sched_period(nr + u64::from(!e.on_rq));
+        let mut load = rq.load;
+        if !e.on_rq {
+            load.add(e.load.weight);
+        }
+        slice = calc_delta(slice, e.load.weight, &load);
+        if self.feat.base_slice {
+            let min_gran = if e.idle && rq.idle_h_nr_running != rq.h_nr_running {
+                self.tun.idle_min_granularity
+            } else {
+                self.tun.min_granularity
+            };
+            slice = slice.max(min_gran);
+        }
+        slice
+    }
+
+    /// `sched_vslice()`.
+    fn sched_vslice(&self, cfs: usize, se: SeId) -> u64 {
+        self.calc_delta_fair(self.sched_slice(cfs, se), se)
+    }
+
+    /// `update_min_vruntime()`.
+    fn update_min_vruntime(&mut self, cfs: usize) {
+        let rq = &self.rqs[cfs];
+        let curr = rq.curr.filter(|&c| self.ses[c].on_rq);
+        let mut vruntime = rq.min_vruntime;
+        if let Some(c) = curr {
+            vruntime = self.ses[c].vruntime;
+        }
+        if let Some(l) = rq.first() {
+            let lv = self.ses[l].vruntime;
+            vruntime = if curr.is_some() { vruntime.min(lv) } else { lv };
+        }
+        let rq = &mut self.rqs[cfs];
+        rq.min_vruntime = rq.min_vruntime.max(vruntime);
+    }
+
+    /// `update_curr()`: charge the running entity for the time since `exec_start`. Returns
+    /// the wall time charged.
+    pub fn update_curr(&mut self, cfs: usize, now: u64) -> u64 {
+        let Some(curr) = self.rqs[cfs].curr else {
+            return 0;
+        };
+        let e = &mut self.ses[curr];
+        if now <= e.exec_start {
+            return 0;
+        }
+        let delta = now - e.exec_start;
+        e.exec_start = now;
+        e.sum_exec_runtime += delta;
+        let dv = self.calc_delta_fair(delta, curr);
+        self.ses[curr].vruntime += dv;
+        self.update_min_vruntime(cfs);
+        delta
+    }
+
+    fn account_enqueue(&mut self, cfs: usize, se: SeId) {
+        let (w, idle) = (self.ses[se].load.weight, self.ses[se].idle);
+        let rq = &mut self.rqs[cfs];
+        rq.load.add(w);
+        rq.nr_running += 1;
+        rq.h_nr_running += 1;
+        rq.idle_h_nr_running += u32::from(idle);
+    }
+
+    fn account_dequeue(&mut self, cfs: usize, se: SeId) {
+        let (w, idle) = (self.ses[se].load.weight, self.ses[se].idle);
+        let rq = &mut self.rqs[cfs];
+        rq.load.sub(w);
+        rq.nr_running -= 1;
+        rq.h_nr_running -= 1;
+        rq.idle_h_nr_running -= u32::from(idle);
+    }
+
+    /// `place_entity()`.
+    pub fn place_entity(&mut self, cfs: usize, se: SeId, initial: bool) {
+        let mut vruntime = self.rqs[cfs].min_vruntime;
+        if initial && self.feat.start_debit {
+            vruntime += self.sched_vslice(cfs, se);
+        }
+        if !initial {
+            let mut thresh = if self.ses[se].idle {
+                self.tun.min_granularity
+            } else {
+                self.tun.latency
+            };
+            if self.feat.gentle_fair_sleepers {
+                thresh >>= 1;
+            }
+            vruntime = vruntime.saturating_sub(thresh);
+        }
+        // Never gain time by being placed backwards.
+        let e = &mut self.ses[se];
+        e.vruntime = e.vruntime.max(vruntime);
+    }
+
+    /// `enqueue_entity()`. A non-wakeup enqueue (or a migrated wakeup) carries a vruntime
+    /// relative to its old queue's min_vruntime, which is renormalised here.
+    pub fn enqueue_entity(&mut self, cfs: usize, se: SeId, flags: QueueFlags, now: u64) {
+        let renorm = !flags.wakeup || flags.migrated;
+        let is_curr = self.rqs[cfs].curr == Some(se);
+        // Relative vruntimes may be "negative" (behind min_vruntime): u64 wrapping
+        // arithmetic, as the kernel's.
+        let min = self.rqs[cfs].min_vruntime;
+        if renorm && is_curr {
+            self.ses[se].vruntime = self.ses[se].vruntime.wrapping_add(min);
+        }
+        self.update_curr(cfs, now);
+        if renorm && !is_curr {
+            let min = self.rqs[cfs].min_vruntime;
+            self.ses[se].vruntime = self.ses[se].vruntime.wrapping_add(min);
+        }
+        self.account_enqueue(cfs, se);
+        if flags.wakeup {
+            self.place_entity(cfs, se, false);
+        }
+        self.ses[se].cfs_rq = cfs;
+        if !is_curr {
+            self.tree_insert(cfs, se);
+        }
+        self.ses[se].on_rq = true;
+    }
+
+    /// `clear_buddies()`.
+    fn clear_buddies(&mut self, cfs: usize, se: SeId) {
+        let rq = &mut self.rqs[cfs];
+        for b in [&mut rq.next, &mut rq.last, &mut rq.skip] {
+            if *b == Some(se) {
+                *b = None;
+            }
+        }
+    }
+
+    /// `dequeue_entity()`. A dequeue that is not a sleep leaves the vruntime relative to
+    /// this queue's min_vruntime, ready for another queue.
+    pub fn dequeue_entity(&mut self, cfs: usize, se: SeId, flags: QueueFlags, now: u64) {
+        self.update_curr(cfs, now);
+        self.clear_buddies(cfs, se);
+        if self.rqs[cfs].curr != Some(se) {
+            self.tree_remove(cfs, se);
+        }
+        self.ses[se].on_rq = false;
+        self.account_dequeue(cfs, se);
+        if !flags.wakeup {
+            let min = self.rqs[cfs].min_vruntime;
+            let e = &mut self.ses[se];
+            e.vruntime = e.vruntime.wrapping_sub(min);
+        }
+        self.update_min_vruntime(cfs);
+    }
+
+    /// `wakeup_gran()`.
+    fn wakeup_gran(&self, se: SeId) -> u64 {
+        self.calc_delta_fair(self.tun.wakeup_granularity, se)
+    }
+
+    /// `wakeup_preempt_entity()`: -1 if `se` is not ahead of `curr`, 1 if it is ahead by more
+    /// than the wakeup granularity, 0 in between.
+    pub fn wakeup_preempt_entity(&self, curr: SeId, se: SeId) -> i32 {
+        let vdiff = self.ses[curr].vruntime.wrapping_sub(self.ses[se].vruntime) as i64;
+        if vdiff <= 0 {
+            return -1;
+        }
+        if vdiff as u64 > self.wakeup_gran(se) {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// `pick_next_entity()` with `curr` already put back into the timeline.
+    pub fn pick_next_entity(&self, cfs: usize) -> Option<SeId> {
+        let rq = &self.rqs[cfs];
+        let left = rq.first()?;
+        let mut se = left;
+        if rq.skip == Some(se) {
+            if let Some(second) = rq.after(self.key(se)) {
+                if self.wakeup_preempt_entity(second, left) < 1 {
+                    se = second;
+                }
+            }
+        }
+        if let Some(next) = rq.next.filter(|&n| self.wakeup_preempt_entity(n, left) < 1) {
+            se = next;
+        } else if let Some(last) = rq.last.filter(|&l| self.wakeup_preempt_entity(l, left) < 1) {
+            se = last;
+        }
+        Some(se)
+    }
+
+    /// `set_next_entity()`: `se` becomes the running entity. Since v5.14 the buddies are
+    /// cleared here rather than in `pick_next_entity()`.
+    pub fn set_next_entity(&mut self, cfs: usize, se: SeId, now: u64) {
+        self.clear_buddies(cfs, se);
+        if self.ses[se].on_rq {
+            self.tree_remove(cfs, se);
+        }
+        self.rqs[cfs].curr = Some(se);
+        let e = &mut self.ses[se];
+        e.exec_start = now;
+        e.prev_sum_exec_runtime = e.sum_exec_runtime;
+    }
+
+    /// `put_prev_entity()`: the running entity stops running; if still queued it goes back
+    /// into the timeline.
+    pub fn put_prev_entity(&mut self, cfs: usize, se: SeId, now: u64) {
+        if self.ses[se].on_rq {
+            self.update_curr(cfs, now);
+            self.tree_insert(cfs, se);
+        }
+        self.rqs[cfs].curr = None;
+    }
+
+    /// `check_preempt_tick()`: whether the running entity has had its slice.
+    pub fn check_preempt_tick(&mut self, cfs: usize, curr: SeId) -> Preempt {
+        let ideal = self.sched_slice(cfs, curr);
+        let e = &self.ses[curr];
+        let delta_exec = e.sum_exec_runtime - e.prev_sum_exec_runtime;
+        if delta_exec > ideal {
+            self.clear_buddies(cfs, curr);
+            return Preempt::Yes;
+        }
+        // Ensure a task that preempts another gets some time before being preempted.
+        if delta_exec < self.tun.min_granularity {
+            return Preempt::No;
+        }
+        let Some(first) = self.rqs[cfs].first() else {
+            return Preempt::No;
+        };
+        let delta = e.vruntime.wrapping_sub(self.ses[first].vruntime) as i64;
+        if delta > ideal as i64 {
+            Preempt::Yes
+        } else {
+            Preempt::No
+        }
+    }
+
+    /// `entity_tick()`'s preemption part: charge the running entity, check its slice.
+    pub fn task_tick(&mut self, cfs: usize, now: u64) -> Preempt {
+        self.update_curr(cfs, now);
+        match self.rqs[cfs].curr {
+            Some(curr) if self.rqs[cfs].nr_running > 1 => self.check_preempt_tick(cfs, curr),
+            _ => Preempt::No,
+        }
+    }
+
+    /// `check_preempt_wakeup()` for a fair task woken (or forked) onto a CPU running the fair
+    /// entity `curr`. `pse_is_normal` is `p->policy == SCHED_NORMAL`.
+    pub fn check_preempt_wakeup(
+        &mut self,
+        cfs: usize,
+        curr: SeId,
+        pse: SeId,
+        pse_is_normal: bool,
+        fork: bool,
+        now: u64,
+    ) -> Preempt {
+        if curr == pse {
+            return Preempt::No;
+        }
+        let scale = self.rqs[cfs].nr_running as u64 >= self.tun.nr_latency;
+        let mut next_buddy_marked = false;
+        if self.feat.next_buddy && scale && !fork {
+            self.rqs[cfs].next = Some(pse);
+            next_buddy_marked = true;
+        }
+        let (cse_idle, pse_idle) = (self.ses[curr].idle, self.ses[pse].idle);
+        // Idle tasks are by definition preempted by non-idle tasks.
+        let preempt = if cse_idle && !pse_idle {
+            true
+        } else if !pse_is_normal || !self.feat.wakeup_preemption || cse_idle != pse_idle {
+            // Batch and idle tasks do not preempt: their preemption is driven by the tick.
+            false
+        } else {
+            self.update_curr(cfs, now);
+            if self.wakeup_preempt_entity(curr, pse) == 1 {
+                if !next_buddy_marked {
+                    self.rqs[cfs].next = Some(pse);
+                }
+                true
+            } else {
+                false
+            }
+        };
+        if !preempt {
+            return Preempt::No;
+        }
+        if self.feat.last_buddy && scale && self.ses[curr].on_rq {
+            self.rqs[cfs].last = Some(curr);
+        }
+        Preempt::Yes
+    }
+
+    /// `task_fork_fair()`: the child starts from the parent's vruntime, placed with
+    /// START_DEBIT, and leaves relative to the parent's queue (it may be enqueued elsewhere).
+    /// `parent` is None for threads the simulation creates at start (no running parent).
+    pub fn task_fork(&mut self, parent_cfs: usize, parent: Option<SeId>, child: SeId, now: u64) {
+        if let Some(p) = parent.filter(|&p| self.rqs[parent_cfs].curr == Some(p)) {
+            self.update_curr(parent_cfs, now);
+            self.ses[child].vruntime = self.ses[p].vruntime;
+        }
+        self.place_entity(parent_cfs, child, true);
+        let min = self.rqs[parent_cfs].min_vruntime;
+        let e = &mut self.ses[child];
+        e.vruntime = e.vruntime.wrapping_sub(min);
+    }
+
+    /// `migrate_task_rq_fair()` for a sleeping task: make its vruntime relative to the queue
+    /// it leaves (enqueue with `migrated` adds the new queue's min_vruntime).
+    pub fn migrate_sleeping(&mut self, se: SeId) {
+        let min = self.rqs[self.ses[se].cfs_rq].min_vruntime;
+        let e = &mut self.ses[se];
+        e.vruntime = e.vruntime.wrapping_sub(min);
+    }
+
+    /// `yield_task_fair()`: mark the running entity to be skipped by the next pick.
+    pub fn yield_task(&mut self, cfs: usize, se: SeId, now: u64) {
+        if self.rqs[cfs].nr_running == 1 {
+            return;
+        }
+        self.clear_buddies(cfs, se);
+        self.update_curr(cfs, now);
+        self.rqs[cfs].skip = Some(se);
+    }
+
+    /// Change an entity's weight (`reweight_task`), e.g. on a nice change.
+    pub fn reweight(&mut self, se: SeId, load: LoadWeight, idle: bool) {
+        let e = &self.ses[se];
+        if e.on_rq {
+            let cfs = e.cfs_rq;
+            let (old, was_idle) = (e.load.weight, e.idle);
+            let rq = &mut self.rqs[cfs];
+            rq.load.sub(old);
+            rq.load.add(load.weight);
+            rq.idle_h_nr_running = rq.idle_h_nr_running - u32::from(was_idle) + u32::from(idle);
+        }
+        let e = &mut self.ses[se];
+        e.load = load;
+        e.idle = idle;
+    }
+
+    /// Debug check of the timeline's order and the queue's counts.
+    #[cfg(debug_assertions)]
+    pub fn check_rq(&self, cfs: usize) {
+        let rq = &self.rqs[cfs];
+        debug_assert!(rq.timeline.windows(2).all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
+        let queued = rq.timeline.len() as u32 + u32::from(rq.curr.is_some_and(|c| self.ses[c].on_rq));
+        debug_assert_eq!(queued, rq.nr_running, "cfs_rq {cfs}: nr_running out of step");
+        let w: u64 = rq.timeline.iter().map(|e| self.ses[e.2].load.weight).sum::<u64>()
+            + rq.curr.filter(|&c| self.ses[c].on_rq).map_or(0, |c| self.ses[c].load.weight);
+        debug_assert_eq!(w, rq.load.weight, "cfs_rq {cfs}: load out of step");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wmult_is_two_to_the_32_over_weight() {
+        for (w, m) in SCHED_PRIO_TO_WEIGHT.iter().zip(SCHED_PRIO_TO_WMULT) {
+            let exact = (1u64 << 32) as f64 / *w as f64;
+            assert!((exact - m as f64).abs() <= 1.0, "weight {w}: {m} vs {exact}");
+        }
+    }
+
+    #[test]
+    fn weights_step_by_about_ten_percent_of_cpu() {
+        // "each nice level ... 10% CPU": consecutive weights have a ratio of about 1.25.
+        for w in SCHED_PRIO_TO_WEIGHT.windows(2) {
+            let r = w[0] as f64 / w[1] as f64;
+            assert!((1.18..1.32).contains(&r), "{w:?}");
+        }
+        assert_eq!(SCHED_PRIO_TO_WEIGHT[20], NICE_0_LOAD);
+    }
+
+    #[test]
+    fn calc_delta_scales_by_weight_ratio() {
+        let lw = LoadWeight::for_nice(5, false); // 335
+        let d = calc_delta(1_000_000, NICE_0_LOAD, &lw);
+        let exact = 1_000_000f64 * 1024.0 / 335.0;
+        assert!((d as f64 - exact).abs() / exact < 1e-6);
+        // Identity for nice 0.
+        let lw0 = LoadWeight::for_nice(0, false);
+        assert_eq!(calc_delta(123_456, NICE_0_LOAD, &lw0), 123_456);
+        // A summed queue weight uses the truncated WMULT_CONST / w: the result is a hair
+        // below the exact quotient, never above it.
+        let mut q = LoadWeight::default();
+        q.add(2048);
+        let s = calc_delta(6_000_000, 1024, &q);
+        assert!(s <= 3_000_000 && s >= 2_999_990, "{s}");
+    }
+
+    fn fair(nr_cpus: usize) -> Fair {
+        Fair::new(nr_cpus, &Variant::default())
+    }
+
+    #[test]
+    fn slice_splits_the_latency_by_weight() {
+        let mut f = fair(1);
+        let a = f.alloc_se(LoadWeight::for_nice(0, false), false, 0, 0);
+        let b = f.alloc_se(LoadWeight::for_nice(0, false), false, 0, 0);
+        f.enqueue_entity(0, a, QueueFlags::default(), 0);
+        f.enqueue_entity(0, b, QueueFlags::default(), 0);
+        // One CPU: factor 1, latency 6 ms, two equal tasks: 3 ms each (less the fixed-point
+        // truncation of __calc_delta).
+        let slice = f.sched_slice(0, a);
+        assert!((2_999_990..=3_000_000).contains(&slice), "{slice}");
+        f.check_rq(0);
+    }
+
+    #[test]
+    fn sleeper_is_placed_half_a_latency_behind_min_vruntime() {
+        let mut f = fair(1);
+        let a = f.alloc_se(LoadWeight::for_nice(0, false), false, 0, 0);
+        f.rqs[0].min_vruntime = 100_000_000;
+        f.ses[a].vruntime = 10;
+        f.enqueue_entity(
+            0,
+            a,
+            QueueFlags {
+                wakeup: true,
+                migrated: false,
+            },
+            0,
+        );
+        assert_eq!(f.ses[a].vruntime, 100_000_000 - 3_000_000);
+    }
+
+    #[test]
+    fn timeline_picks_smallest_vruntime_and_fifo_among_equals() {
+        let mut f = fair(1);
+        let ids: Vec<_> = (0..3)
+            .map(|_| f.alloc_se(LoadWeight::for_nice(0, false), false, 0, 0))
+            .collect();
+        f.ses[ids[0]].vruntime = 5;
+        f.ses[ids[1]].vruntime = 5;
+        f.ses[ids[2]].vruntime = 1;
+        for &s in &ids {
+            f.enqueue_entity(0, s, QueueFlags::default(), 0);
+        }
+        assert_eq!(f.pick_next_entity(0), Some(ids[2]));
+        f.dequeue_entity(0, ids[2], QueueFlags::default(), 0);
+        assert_eq!(f.pick_next_entity(0), Some(ids[0]));
+        f.check_rq(0);
+    }
+}

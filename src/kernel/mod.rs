@@ -1,0 +1,15 @@
+//! The simulated kernel, one module per kernel file where possible: `core.rs` (core.c: rq,
+//! wakeup, schedule, fork/exit, setscheduler, migration), `fair.rs` (fair.c: CFS), `rt.rs`
+//! (rt.c), `deadline.rs` (deadline.c), `futex.rs` (the futex-backed pthread objects rt-app
+//! uses), `variant.rs` (CONFIG_*, sched features, tunables, patch switches).
+
+pub mod core;
+pub mod deadline;
+pub mod fair;
+pub mod futex;
+pub mod rt;
+pub mod sched;
+pub mod variant;
+
+pub use self::core::Kernel;
+pub use variant::Variant;

@@ -1,0 +1,157 @@
+//! `task_struct` and `struct rq` (kernel/sched/sched.h): the per-task and per-CPU state the
+//! classes share.
+
+use super::deadline::{DlEntity, DlRq};
+use super::fair::SeId;
+use super::rt::RtRq;
+use crate::report::LatencyHistogram;
+use crate::workload::{CpuSet, Policy, Thread};
+
+pub type TaskId = usize;
+
+/// `p->__state` as the scheduler sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskState {
+    /// TASK_NEW: created, not yet woken by `wake_up_new_task`.
+    New,
+    /// TASK_RUNNING: on a runqueue (running or waiting to).
+    Running,
+    /// TASK_INTERRUPTIBLE sleep ("S").
+    Interruptible,
+    /// TASK_UNINTERRUPTIBLE sleep ("D"), e.g. blocking I/O.
+    Uninterruptible,
+    /// Exited ("X").
+    Dead,
+}
+
+impl TaskState {
+    /// The `prev_state` letter of `sched_switch`.
+    pub fn letter(self) -> &'static str {
+        match self {
+            TaskState::Running | TaskState::New => "R",
+            TaskState::Interruptible => "S",
+            TaskState::Uninterruptible => "D",
+            TaskState::Dead => "X",
+        }
+    }
+}
+
+/// Scheduling classes in pick order (`for_each_class`): higher rank preempts lower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    Fair = 1,
+    Rt = 2,
+    Dl = 3,
+}
+
+impl Class {
+    pub fn of(policy: Policy) -> Class {
+        match policy {
+            Policy::Deadline => Class::Dl,
+            Policy::Fifo | Policy::Rr => Class::Rt,
+            Policy::Other | Policy::Batch | Policy::Idle => Class::Fair,
+        }
+    }
+}
+
+/// What the task's user space is doing on the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// Nothing in flight: the thread is asked for its next request when it runs.
+    Next,
+    /// Burning an amount of work (capacity·ns) still to do.
+    Work(u64),
+    /// Burning CPU until this wall-clock time.
+    Until(u64),
+}
+
+/// Per-task counters for the results.
+#[derive(Debug, Default)]
+pub struct TaskStats {
+    pub wakeups: u64,
+    /// Involuntary switches out (the task was still runnable).
+    pub preemptions: u64,
+    pub migrations: u64,
+    /// Runtime per CPU, ns.
+    pub cpu_runtime: Vec<u64>,
+    /// When the last wakeup happened, until the task is switched in.
+    pub woken_at: Option<u64>,
+    pub wakeup_latency: LatencyHistogram,
+}
+
+/// `struct task_struct`, reduced to what the scheduler models.
+pub struct Task {
+    pub pid: u32,
+    /// The full thread name (as rt-app names it); `comm` is its first 15 bytes.
+    pub name: String,
+    pub comm: String,
+    /// Index of the workload task this thread runs.
+    pub spec: usize,
+    pub state: TaskState,
+    pub on_rq: bool,
+    pub cpu: usize,
+    pub policy: Policy,
+    pub nice: i32,
+    pub rt_priority: u32,
+    pub cpus_allowed: CpuSet,
+    pub se: SeId,
+    pub dl: DlEntity,
+    /// SCHED_RR ticks left in the slice.
+    pub rr_ticks: u64,
+    pub in_iowait: bool,
+    /// Total CPU time, all classes (`se.sum_exec_runtime` in the kernel).
+    pub sum_exec_runtime: u64,
+    pub thread: Thread,
+    pub activity: Activity,
+    /// Generation of the pending sleep-end event; bumped to cancel it.
+    pub wake_gen: u64,
+    /// A running task whose affinity no longer allows its CPU moves at the next switch
+    /// (the stopper's `migration_cpu_stop`).
+    pub migrate_pending: bool,
+    /// The task group (index into the workload's taskgroups), for the cgroup issue.
+    pub taskgroup: Option<usize>,
+    pub stats: TaskStats,
+}
+
+impl Task {
+    pub fn class(&self) -> Class {
+        Class::of(self.policy)
+    }
+
+    /// `p->prio`: 0..99 for RT (99 - rt_priority), 120 + nice for fair, -1 for deadline.
+    pub fn prio(&self) -> i32 {
+        match self.class() {
+            Class::Dl => -1,
+            Class::Rt => 99 - self.rt_priority as i32,
+            Class::Fair => 120 + self.nice,
+        }
+    }
+}
+
+/// `struct rq`: one per CPU.
+pub struct Rq {
+    pub curr: Option<TaskId>,
+    /// Tasks queued on this CPU, all classes, the running one included.
+    pub nr_running: u32,
+    pub rt: RtRq,
+    pub dl: DlRq,
+    pub need_resched: bool,
+    /// Generation of the pending tick; bumped when the tick stops (NO_HZ idle).
+    pub tick_gen: u64,
+    pub tick_on: bool,
+    /// Generation of the running task's completion event.
+    pub work_gen: u64,
+    /// From when the running task's work progresses (after the context-switch cost); work
+    /// before this instant has been accounted.
+    pub progress_ts: u64,
+    /// Start of the running task's current accounting interval (`exec_start`).
+    pub exec_start: u64,
+    /// Current frequency and capacity at it.
+    pub freq_khz: u32,
+    pub capacity_cur: u64,
+    /// Accounting of busy/idle time and frequency residency.
+    pub busy_ns: u64,
+    pub idle_ns: u64,
+    pub since: u64,
+    pub freq_residency: Vec<(u32, u64)>,
+}

@@ -1,0 +1,303 @@
+//! Every kernel switch of a run (SPEC §10): CONFIG_* options, sched features, debugfs/sysctl
+//! tunables, patch variants and the model's own cost parameters. The kernel reads them from
+//! here only; `--set KEY=VALUE` and experiment files write them through `Variant::set`, which
+//! validates the value and names what it expected.
+
+use crate::error::InputError;
+use serde_json::{Map, Value};
+
+/// A cpufreq governor. Only the fixed-frequency ones exist until the frequency model lands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Governor {
+    /// Every policy at its highest OPP.
+    Performance,
+    /// Every policy at its lowest OPP.
+    Powersave,
+}
+
+impl Governor {
+    pub const NAMES: &'static [&'static str] = &["performance", "powersave"];
+
+    pub fn parse(s: &str) -> Option<Governor> {
+        match s {
+            "performance" => Some(Governor::Performance),
+            "powersave" => Some(Governor::Powersave),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Governor::Performance => "performance",
+            Governor::Powersave => "powersave",
+        }
+    }
+}
+
+/// The kernel variant and configuration of one run. Defaults are mainline v6.1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    /// `cpufreq.governor`: the governor of every policy.
+    pub governor: Governor,
+    /// CONFIG_HZ: tick frequency.
+    pub hz: u32,
+    pub features: Features,
+    /// /sys/kernel/debug/sched/latency_ns etc. *before* scaling by the CPU count.
+    pub sched_latency_ns: u64,
+    pub sched_min_granularity_ns: u64,
+    pub sched_wakeup_granularity_ns: u64,
+    pub sched_idle_min_granularity_ns: u64,
+    /// 0 none, 1 log (default), 2 linear: how the three tunables above scale with CPUs.
+    pub sched_tunable_scaling: u32,
+    pub sched_migration_cost_ns: u64,
+    /// kernel.sched_rt_runtime_us (-1: no throttling) and kernel.sched_rt_period_us.
+    pub sched_rt_runtime_us: i64,
+    pub sched_rt_period_us: u64,
+    /// kernel.sched_rr_timeslice_ms.
+    pub sched_rr_timeslice_ms: u64,
+    /// Cost of a context switch: CPU time between switching a task in and it progressing.
+    pub cost_context_switch_ns: u64,
+    /// CPU time of a system call that does not block (lock, signal, fork, setaffinity, …).
+    pub cost_syscall_ns: u64,
+    /// The workload's initial threads start at a time drawn uniformly from
+    /// `0..start_spread_ns` with the run's seed, as rt-app's threads never start at the same
+    /// nanosecond.
+    pub start_spread_ns: u64,
+}
+
+/// sched features (kernel/sched/features.h, v6.1 defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Features {
+    pub gentle_fair_sleepers: bool,
+    pub start_debit: bool,
+    pub next_buddy: bool,
+    pub last_buddy: bool,
+    pub wakeup_preemption: bool,
+    pub alt_period: bool,
+    pub base_slice: bool,
+}
+
+impl Default for Features {
+    fn default() -> Self {
+        Features {
+            gentle_fair_sleepers: true,
+            start_debit: true,
+            next_buddy: false,
+            last_buddy: true,
+            wakeup_preemption: true,
+            alt_period: true,
+            base_slice: true,
+        }
+    }
+}
+
+impl Default for Variant {
+    fn default() -> Self {
+        Variant {
+            governor: Governor::Performance,
+            hz: 250,
+            features: Features::default(),
+            sched_latency_ns: 6_000_000,
+            sched_min_granularity_ns: 750_000,
+            sched_wakeup_granularity_ns: 1_000_000,
+            sched_idle_min_granularity_ns: 750_000,
+            sched_tunable_scaling: 1,
+            sched_migration_cost_ns: 500_000,
+            sched_rt_runtime_us: 950_000,
+            sched_rt_period_us: 1_000_000,
+            sched_rr_timeslice_ms: 100,
+            cost_context_switch_ns: 1_000,
+            cost_syscall_ns: 500,
+            start_spread_ns: 20_000,
+        }
+    }
+}
+
+enum Kind {
+    Bool,
+    /// An unsigned integer within the inclusive range.
+    Uint(u64, u64),
+    /// A signed integer within the inclusive range.
+    Int(i64, i64),
+}
+
+/// One settable switch: its key, its type and how to read and write it.
+struct Knob {
+    key: &'static str,
+    kind: Kind,
+    get: fn(&Variant) -> Value,
+    set: fn(&mut Variant, i64),
+}
+
+macro_rules! knob {
+    ($key:literal, Bool, $($field:ident).+) => {
+        Knob {
+            key: $key,
+            kind: Kind::Bool,
+            get: |v| Value::from(v.$($field).+),
+            set: |v, x| v.$($field).+ = x != 0,
+        }
+    };
+    ($key:literal, Uint($lo:expr, $hi:expr), $($field:ident).+) => {
+        Knob {
+            key: $key,
+            kind: Kind::Uint($lo, $hi),
+            get: |v| Value::from(v.$($field).+),
+            set: |v, x| v.$($field).+ = x as _,
+        }
+    };
+    ($key:literal, Int($lo:expr, $hi:expr), $($field:ident).+) => {
+        Knob {
+            key: $key,
+            kind: Kind::Int($lo, $hi),
+            get: |v| Value::from(v.$($field).+),
+            set: |v, x| v.$($field).+ = x as _,
+        }
+    };
+}
+
+const KNOBS: &[Knob] = &[
+    knob!("config.HZ", Uint(100, 1000), hz),
+    knob!("feature.GENTLE_FAIR_SLEEPERS", Bool, features.gentle_fair_sleepers),
+    knob!("feature.START_DEBIT", Bool, features.start_debit),
+    knob!("feature.NEXT_BUDDY", Bool, features.next_buddy),
+    knob!("feature.LAST_BUDDY", Bool, features.last_buddy),
+    knob!("feature.WAKEUP_PREEMPTION", Bool, features.wakeup_preemption),
+    knob!("feature.ALT_PERIOD", Bool, features.alt_period),
+    knob!("feature.BASE_SLICE", Bool, features.base_slice),
+    knob!("debug.latency_ns", Uint(100_000, 1_000_000_000), sched_latency_ns),
+    knob!("debug.min_granularity_ns", Uint(100_000, 1_000_000_000), sched_min_granularity_ns),
+    knob!("debug.wakeup_granularity_ns", Uint(0, 1_000_000_000), sched_wakeup_granularity_ns),
+    knob!("debug.idle_min_granularity_ns", Uint(100_000, 1_000_000_000), sched_idle_min_granularity_ns),
+    knob!("debug.tunable_scaling", Uint(0, 2), sched_tunable_scaling),
+    knob!("debug.migration_cost_ns", Uint(0, 1_000_000_000), sched_migration_cost_ns),
+    knob!("kernel.sched_rt_runtime_us", Int(-1, 1_000_000_000), sched_rt_runtime_us),
+    knob!("kernel.sched_rt_period_us", Uint(1, 1_000_000_000), sched_rt_period_us),
+    knob!("kernel.sched_rr_timeslice_ms", Uint(1, 1_000_000), sched_rr_timeslice_ms),
+    knob!("cost.context_switch_ns", Uint(0, 1_000_000), cost_context_switch_ns),
+    // At least 1 ns: a thread looping on requests that complete at once must still see
+    // time pass.
+    knob!("cost.syscall_ns", Uint(1, 1_000_000), cost_syscall_ns),
+    knob!("model.start_spread_ns", Uint(0, 1_000_000_000), start_spread_ns),
+];
+
+const GOVERNOR_KEY: &str = "cpufreq.governor";
+
+impl Variant {
+    /// Apply `KEY=VALUE`; `source` names where it came from (`--set`, a file) for errors.
+    pub fn set(&mut self, key: &str, value: &str, source: &str) -> Result<(), InputError> {
+        if key == GOVERNOR_KEY {
+            self.governor = Governor::parse(value.trim()).ok_or_else(|| {
+                InputError::new(
+                    source,
+                    key,
+                    format!("one of {}", Governor::NAMES.join(", ")),
+                    format!("`{}`", value.trim()),
+                )
+            })?;
+            return Ok(());
+        }
+        let Some(knob) = KNOBS.iter().find(|k| k.key == key) else {
+            return Err(InputError::new(
+                source,
+                key,
+                "a known switch (see `schedlab run --help` or the JSON \"variant\" of a run)",
+                format!("unknown key `{key}`"),
+            ));
+        };
+        let raw = value.trim();
+        let bad = |expected: String| InputError::new(source, key, expected, format!("`{raw}`"));
+        let x = match knob.kind {
+            Kind::Bool => match raw {
+                "true" | "1" | "on" | "yes" => 1,
+                "false" | "0" | "off" | "no" => 0,
+                _ => return Err(bad("true or false".into())),
+            },
+            Kind::Uint(lo, hi) => match raw.parse::<u64>() {
+                Ok(x) if (lo..=hi).contains(&x) => x as i64,
+                _ => return Err(bad(format!("an integer in {lo}..={hi}"))),
+            },
+            Kind::Int(lo, hi) => match raw.parse::<i64>() {
+                Ok(x) if (lo..=hi).contains(&x) => x,
+                _ => return Err(bad(format!("an integer in {lo}..={hi}"))),
+            },
+        };
+        if key == "config.HZ" && ![100, 250, 300, 1000].contains(&x) {
+            return Err(bad("one of 100, 250, 300, 1000".into()));
+        }
+        (knob.set)(self, x);
+        Ok(())
+    }
+
+    /// Parse and apply `KEY=VALUE`.
+    pub fn set_pair(&mut self, pair: &str, source: &str) -> Result<(), InputError> {
+        match pair.split_once('=') {
+            Some((k, v)) => self.set(k.trim(), v, source),
+            None => Err(InputError::new(source, pair, "KEY=VALUE", format!("`{pair}`"))),
+        }
+    }
+
+    /// All switches with their values, for the results' "variant" object.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert(GOVERNOR_KEY.to_string(), Value::from(self.governor.name()));
+        for k in KNOBS {
+            m.insert(k.key.to_string(), (k.get)(self));
+        }
+        Value::Object(m)
+    }
+
+    /// `TICK_NSEC`.
+    pub fn tick_ns(&self) -> u64 {
+        1_000_000_000 / self.hz as u64
+    }
+
+    /// `get_update_sysctl_factor()`: how the CFS tunables scale with the number of CPUs.
+    pub fn tunable_factor(&self, nr_cpus: usize) -> u64 {
+        let cpus = nr_cpus.clamp(1, 8) as u64;
+        match self.sched_tunable_scaling {
+            0 => 1,
+            2 => cpus,
+            _ => 1 + cpus.ilog2() as u64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn factor_is_one_plus_ilog2_of_cpus_capped_at_8() {
+        let v = Variant::default();
+        assert_eq!(v.tunable_factor(1), 1);
+        assert_eq!(v.tunable_factor(2), 2);
+        assert_eq!(v.tunable_factor(6), 3);
+        assert_eq!(v.tunable_factor(8), 4);
+        assert_eq!(v.tunable_factor(64), 4);
+    }
+
+    #[test]
+    fn set_validates_and_names_the_key() {
+        let mut v = Variant::default();
+        v.set("feature.START_DEBIT", "false", "--set").unwrap();
+        assert!(!v.features.start_debit);
+        v.set("config.HZ", "1000", "--set").unwrap();
+        assert_eq!(v.tick_ns(), 1_000_000);
+        let e = v.set("config.HZ", "123", "--set").unwrap_err();
+        assert_eq!(e.place, "config.HZ");
+        let e = v.set("nope.key", "1", "--set").unwrap_err();
+        assert!(e.found.contains("nope.key"));
+        assert!(v.set_pair("feature.LAST_BUDDY", "--set").is_err());
+        v.set("cpufreq.governor", "powersave", "--set").unwrap();
+        assert_eq!(v.governor, Governor::Powersave);
+        assert!(v.set("cpufreq.governor", "schedutil-ish", "--set").is_err());
+    }
+
+    #[test]
+    fn every_knob_appears_in_the_json() {
+        let j = Variant::default().to_json();
+        assert_eq!(j.as_object().unwrap().len(), KNOBS.len() + 1);
+        assert_eq!(j["config.HZ"], 250);
+    }
+}

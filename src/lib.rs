@@ -1,0 +1,105 @@
+//! schedlab: a deterministic discrete-event simulator of the Linux CPU scheduler's
+//! utilization-driven machinery.
+//!
+//! A run is `Run` (platform + workload + kernel variant + duration + seed) → `simulate` →
+//! `Results`, with optional trace and rt-app logs written as the simulation goes.
+
+pub mod error;
+pub mod kernel;
+pub mod platform;
+pub mod report;
+pub mod sim;
+pub mod trace;
+pub mod workload;
+
+use error::InputError;
+use kernel::core::{Event, Kernel};
+use kernel::Variant;
+use platform::Platform;
+use report::Results;
+use sim::{EventQueue, SimRng};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use trace::{Ftrace, Observer};
+use workload::Workload;
+
+/// Simulated time of a run whose workload and command line give none.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+
+/// Everything that defines a run.
+pub struct Run {
+    pub platform: Platform,
+    pub workload: Workload,
+    pub variant: Variant,
+    /// None: the workload's `global.duration`, else `DEFAULT_DURATION_NS`.
+    pub duration_ns: Option<u64>,
+    pub seed: u64,
+    /// Leave host timing out of the results so they compare byte for byte.
+    pub reproducible: bool,
+}
+
+/// Where a run writes besides its results.
+#[derive(Debug, Default, Clone)]
+pub struct Outputs {
+    pub trace: Option<PathBuf>,
+    pub rtapp_logs: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    fn io(path: &Path, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+/// The plat_info.yml path beside a trace: `run.txt` → `run.plat_info.yml`.
+pub fn plat_info_path(trace: &Path) -> PathBuf {
+    let stem = trace.file_stem().map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+    trace.with_file_name(format!("{stem}.plat_info.yml"))
+}
+
+/// Simulate one run.
+pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
+    run.workload.check_platform(run.platform.nr_cpus())?;
+    let duration = run
+        .duration_ns
+        .or(run.workload.global.duration_ns)
+        .unwrap_or(DEFAULT_DURATION_NS);
+    let observer: Option<Box<dyn Observer>> = match &out.trace {
+        Some(path) => {
+            let f = File::create(path).map_err(|e| Error::io(path, e))?;
+            let yml = plat_info_path(path);
+            std::fs::write(&yml, platform::plat_info_yaml(&run.platform)).map_err(|e| Error::io(&yml, e))?;
+            Some(Box::new(Ftrace::new(BufWriter::with_capacity(1 << 16, f), run.platform.nr_cpus())))
+        }
+        None => None,
+    };
+    let started = std::time::Instant::now();
+    let mut rng = SimRng::new(run.seed);
+    let mut queue: EventQueue<Event> = EventQueue::new();
+    let mut kernel = Kernel::new(run.platform, run.variant, run.workload, observer, &mut rng, &mut queue);
+    let (events, last) = sim::run(&mut kernel, &mut queue, duration);
+    // The run ends at the duration, or earlier when every thread has exited.
+    let end = if queue.is_empty() { last } else { duration };
+    kernel.finish(end);
+    if let (Some(mut obs), Some(path)) = (kernel.take_observer(), &out.trace) {
+        obs.finish().map_err(|e| Error::io(path, e))?;
+    }
+    let wall = if run.reproducible { 0 } else { started.elapsed().as_nanos() as u64 };
+    Ok(Results::collect(&kernel, run.seed, end, events, wall))
+}

@@ -1,0 +1,177 @@
+//! The `schedlab` command line: parse, call the library, print. Exit codes: 0 success,
+//! 2 invalid input, 1 internal error.
+
+use clap::{Parser, Subcommand};
+use schedlab::error::InputError;
+use schedlab::kernel::Variant;
+use schedlab::platform::{preset, preset_names, Platform};
+use schedlab::workload::{parse_workload, Workload};
+use schedlab::{simulate, Error, Outputs, Run};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The workload `schedlab run` simulates when none is named (see the file's comment).
+const DEFAULT_WORKLOAD: &str = include_str!("../workloads/default.json");
+
+#[derive(Parser)]
+#[command(name = "schedlab", version, about = "Simulate the Linux scheduler's utilization-driven machinery")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a workload and print a summary.
+    Run(RunArgs),
+    /// Validate a workload without simulating it.
+    Check {
+        /// rt-app JSON file, or - for standard input.
+        workload: String,
+        /// Also check CPU numbers against this platform.
+        #[arg(long, default_value = "juno-r0")]
+        platform: String,
+    },
+    /// List the built-in platforms, or show one.
+    Platforms { name: Option<String> },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// rt-app JSON file, or - for standard input (default: workloads/default.json, built in).
+    workload: Option<String>,
+    /// Platform preset or platform file (TOML/JSON).
+    #[arg(long, default_value = "juno-r0")]
+    platform: String,
+    /// Simulated time, e.g. 10s, 500ms (default: the workload's global.duration, else 10s).
+    #[arg(long)]
+    duration: Option<String>,
+    /// cpufreq governor: performance or powersave.
+    #[arg(long)]
+    governor: Option<String>,
+    /// A kernel switch KEY=VALUE (repeatable), e.g. config.HZ=1000,
+    /// feature.GENTLE_FAIR_SLEEPERS=false.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write the JSON results to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+    /// Write an ftrace text trace to FILE (and FILE's stem .plat_info.yml beside it).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Write rt-app style per-thread logs into DIR.
+    #[arg(long, value_name = "DIR")]
+    rtapp_logs: Option<PathBuf>,
+    /// Leave host timing (wall_ns) out of the results, so runs compare byte for byte.
+    #[arg(long)]
+    reproducible: bool,
+}
+
+fn read_workload(arg: &str) -> Result<Workload, Error> {
+    let mut text = String::new();
+    let read = if arg == "-" {
+        std::io::stdin().read_to_string(&mut text).map(drop)
+    } else {
+        std::fs::read_to_string(arg).map(|t| text = t)
+    };
+    read.map_err(|e| InputError::new(arg, "the file", "a readable rt-app JSON file", e.to_string()))?;
+    Ok(parse_workload(&text, arg)?)
+}
+
+/// `10s`, `500ms`, `250us`, `1000ns`, or plain seconds.
+fn parse_duration(s: &str) -> Result<u64, InputError> {
+    let bad = || InputError::new("--duration", s, "a positive time such as 10s, 500ms, 250us", format!("`{s}`"));
+    let t = s.trim();
+    let (num, scale) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
+        .iter()
+        .find_map(|(suf, k)| t.strip_suffix(suf).map(|n| (n, *k)))
+        .unwrap_or((t, 1e9));
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    let ns = v * scale;
+    if !(ns.is_finite() && ns >= 1.0 && ns < 1e19) {
+        return Err(bad());
+    }
+    Ok(ns as u64)
+}
+
+fn run(args: RunArgs) -> Result<(), Error> {
+    let workload = match &args.workload {
+        Some(w) => read_workload(w)?,
+        None => parse_workload(DEFAULT_WORKLOAD, "<default workload>")?,
+    };
+    let platform = Platform::resolve(&args.platform)?;
+    let mut variant = Variant::default();
+    if let Some(hz) = platform.hz {
+        variant.hz = hz;
+    }
+    if let Some(g) = &args.governor {
+        variant.set("cpufreq.governor", g, "--governor")?;
+    }
+    for pair in &args.set {
+        variant.set_pair(pair, "--set")?;
+    }
+    let duration_ns = args.duration.as_deref().map(parse_duration).transpose()?;
+    let outputs = Outputs {
+        trace: args.trace.clone(),
+        rtapp_logs: args.rtapp_logs.clone(),
+    };
+    let results = simulate(
+        Run {
+            platform,
+            workload,
+            variant,
+            duration_ns,
+            seed: args.seed,
+            reproducible: args.reproducible,
+        },
+        &outputs,
+    )?;
+    let json = serde_json::to_string_pretty(&results).expect("results serialise");
+    match args.json.as_deref() {
+        Some("-") => println!("{json}"),
+        Some(path) => {
+            std::fs::write(path, json + "\n").map_err(|e| Error::Io {
+                path: path.into(),
+                source: e,
+            })?;
+            print!("{}", schedlab::report::summary(&results));
+        }
+        None => print!("{}", schedlab::report::summary(&results)),
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run(args),
+        Command::Check { workload, platform } => read_workload(&workload).and_then(|w| {
+            let p = Platform::resolve(&platform)?;
+            w.check_platform(p.nr_cpus())?;
+            println!("{workload}: ok ({} tasks)", w.tasks.len());
+            Ok(())
+        }),
+        Command::Platforms { name: None } => {
+            for n in preset_names() {
+                let p = preset(n).expect("every preset name has a preset");
+                println!("{n:<10} {} CPUs  {}", p.nr_cpus(), p.description);
+            }
+            Ok(())
+        }
+        Command::Platforms { name: Some(n) } => Platform::resolve(&n).map(|p| print!("{}", p.describe())).map_err(Error::from),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Error::Input(e)) => {
+            eprintln!("schedlab: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("schedlab: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The human summary `schedlab run` prints: per task runtime, wakeups, wakeup latency and
+//! deadline misses; per CPU busy time and frequency residency.
+
+use super::Results;
+use std::fmt::Write;
+
+fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+pub fn summary(r: &Results) -> String {
+    let mut s = String::new();
+    let secs = r.duration_ns as f64 / 1e9;
+    let _ = writeln!(
+        s,
+        "schedlab {}: {} on {}, {:.3} s simulated, seed {}, governor {}",
+        r.schedlab_version, r.workload, r.platform, secs, r.seed, r.variant["cpufreq.governor"].as_str().unwrap_or("?")
+    );
+    let _ = writeln!(
+        s,
+        "\n{:<24} {:>7} {:>6} {:>11} {:>8} {:>6} {:>10} {:>10} {:>10} {:>6}",
+        "task", "pid", "prio", "runtime ms", "wakeups", "migr", "lat p50 us", "lat p99 us", "lat max us", "missed"
+    );
+    for t in &r.tasks {
+        let l = &t.wakeup_latency_ns;
+        let _ = writeln!(
+            s,
+            "{:<24} {:>7} {:>6} {:>11.3} {:>8} {:>6} {:>10} {:>10} {:>10} {:>6}",
+            t.name,
+            t.pid,
+            t.prio,
+            t.runtime_ns as f64 / 1e6,
+            t.wakeups,
+            t.migrations,
+            us(l.p50),
+            us(l.p99),
+            us(l.max),
+            t.deadline_misses
+        );
+    }
+    let _ = writeln!(s, "\n{:<5} {:>8} {:>7}  frequency residency", "cpu", "capacity", "busy %");
+    for c in &r.cpus {
+        let total = (c.busy_ns + c.idle_ns).max(1);
+        let res: Vec<String> = c
+            .freq_residency_ns
+            .iter()
+            .filter(|(_, &ns)| ns > 0)
+            .map(|(khz, &ns)| format!("{} MHz {:.0}%", khz.parse::<u64>().unwrap_or(0) / 1000, 100.0 * ns as f64 / total as f64))
+            .collect();
+        let _ = writeln!(
+            s,
+            "{:<5} {:>8} {:>7.1}  {}",
+            c.cpu,
+            c.capacity_orig,
+            100.0 * c.busy_ns as f64 / total as f64,
+            res.join(", ")
+        );
+    }
+    let _ = writeln!(s, "\n{} events", r.sim_events);
+    s
+}

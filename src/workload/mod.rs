@@ -1,0 +1,12 @@
+//! Simulated user space: rt-app workloads (`rtapp.rs` parses the JSON grammar, `json.rs` is
+//! the lenient ordered JSON reader it needs, `thread.rs` runs one rt-app thread as a state
+//! machine that issues `Syscall`s to the simulated kernel).
+
+mod json;
+mod rtapp;
+mod syscall;
+mod thread;
+
+pub use rtapp::*;
+pub use syscall::*;
+pub use thread::*;

@@ -1,0 +1,780 @@
+//! One rt-app thread as a state machine (rt-app's `thread_body`, `run` and `run_event`).
+//!
+//! The kernel calls `Thread::step` when the thread starts and whenever the request it returned
+//! has completed; the thread answers with its next request. Between two requests no simulated
+//! time passes, exactly like the user-space code between two system calls. What rt-app does
+//! with several calls (suspend: lock, wait, unlock) comes out one `Syscall` per step; what it
+//! keeps in user space (timer references, semaphore counts, fork counters) lives in `Thread`
+//! or, when threads share it, in `UserSpace`.
+//!
+//! Semantics taken from rt-app (src/rt-app.c):
+//! - Start: `t_zero` is when the first thread starts; a task's `delay` sleeps until
+//!   `t_zero + delay` (forked threads too: the delay counts from the use case's start). Then
+//!   the task's policy/priority is set (always, as rt-app does), its uclamp and task group.
+//! - Each phase iteration first applies the phase's affinity (phase `cpus`, else the task's,
+//!   else the default), scheduling parameters, uclamp and task group, each only when it
+//!   differs from what the thread has; then runs the events and writes one log row.
+//! - `timer`: the reference starts at `t_zero + delay` on first use and advances by the
+//!   period on each use; the thread sleeps until it if it is still ahead. Otherwise the
+//!   period is missed (negative slack, counted as a deadline miss): no sleep, the wake-up
+//!   latency sum of the row restarts at 0, and a relative timer moves its reference to now
+//!   while an absolute one keeps it. A shared timer advances once per use by any thread.
+//! - `suspend` waits on the thread's task condition under the task mutex; `resume`
+//!   broadcasts it under that mutex. Nothing remembers a resume that comes when nobody is
+//!   suspended (rt-app added `sem_post`/`sem_wait` for remembered wake-ups).
+//! - `sync` signals the condition then waits on it; `wait`, like in rt-app, expects the
+//!   mutex held through an earlier `lock`.
+//! - `sem_post`/`sem_wait`: a count protected by a mutex, waited for on a condition.
+//! - `fork` creates a thread of the named task; each target task can be forked
+//!   `FORKS_LIMIT` times (rt-app then stops the whole use case; here the forking thread ends
+//!   and `UserSpace::fork_limit_hit` tells it).
+
+use std::fmt;
+
+use super::rtapp::{Calibration, Event, PhaseSpec, Workload};
+use super::syscall::{CpuSet, Policy, SchedParams, Syscall};
+
+/// rt-app's limit on forks of one task, against fork bombs.
+pub const FORKS_LIMIT: u32 = 1024;
+
+/// CPU work charged for a loop iteration that took no simulated time at all (only missed
+/// timers, zero sleeps, non-blocking locks…): rt-app would spin through its loop reading
+/// clocks and logging, and charging it keeps the simulation from looping forever at one
+/// instant. 1 µs at capacity 1024.
+const IDLE_ITERATION_WORK: u64 = 1_000 * 1024;
+
+/// rt-app's `runtime` runs 32 µs chunks of calibrated work until the time is up.
+const RUNTIME_CHUNK_US: u64 = 32;
+
+/// What a thread's `step` sees of the world.
+pub struct UserCtx<'a> {
+    /// Simulated time, ns.
+    pub now: u64,
+    /// CPU time this thread has run so far, ns.
+    pub cputime_ns: u64,
+    /// User-space state shared by all threads of the workload.
+    pub user: &'a mut UserSpace,
+}
+
+/// User-space state that threads share: the use case's start, shared timers, semaphore
+/// counts, and thread and fork numbering.
+#[derive(Debug, Clone)]
+pub struct UserSpace {
+    t_zero: Option<u64>,
+    timers: Vec<TimerState>,
+    sem_counts: Vec<u64>,
+    next_index: u32,
+    /// Per task: fork requests made (for the limit) and forked threads named.
+    fork_requests: Vec<u32>,
+    forks_named: Vec<u32>,
+    fork_limit_hit: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct TimerState {
+    armed: bool,
+    t_next: u64,
+    relative: bool,
+}
+
+impl UserSpace {
+    pub fn new(workload: &Workload) -> UserSpace {
+        UserSpace {
+            t_zero: None,
+            timers: timer_states(workload),
+            sem_counts: vec![0; workload.semaphores.len()],
+            next_index: 0,
+            fork_requests: vec![0; workload.tasks.len()],
+            forks_named: vec![0; workload.tasks.len()],
+            fork_limit_hit: false,
+        }
+    }
+
+    /// Numbers and names a new thread of `task` as rt-app does: `<task>-<index>` at start,
+    /// `<task>-<index>-<nnnn>` when forked, where the index counts every thread created so
+    /// far and `nnnn` the forks of that task. Call it for every thread, in creation order
+    /// (`Workload::initial_threads`, then each `Syscall::Fork`); pass the index to
+    /// `Thread::new`.
+    pub fn name_thread(&mut self, workload: &Workload, task: usize, forked: bool) -> (u32, String) {
+        let index = self.next_index;
+        self.next_index += 1;
+        let name = &workload.tasks[task].name;
+        if forked {
+            let n = self.forks_named[task];
+            self.forks_named[task] += 1;
+            (index, format!("{name}-{index}-{n:04}"))
+        } else {
+            (index, format!("{name}-{index}"))
+        }
+    }
+
+    /// Whether a thread tried to fork a task more than `FORKS_LIMIT` times (rt-app exits
+    /// with a failure then).
+    pub fn fork_limit_hit(&self) -> bool {
+        self.fork_limit_hit
+    }
+}
+
+fn timer_states(workload: &Workload) -> Vec<TimerState> {
+    workload
+        .timers
+        .iter()
+        .map(|t| TimerState {
+            armed: false,
+            t_next: 0,
+            relative: !t.absolute,
+        })
+        .collect()
+}
+
+/// One row of an rt-app thread log: one phase iteration. Times in µs, rounded as rt-app
+/// rounds them; absolute times count from the start of the simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LoopRecord {
+    /// rt-app's thread index.
+    pub idx: u32,
+    /// Calibrated work done by run events, in thousands of calibration loops.
+    pub perf: u64,
+    /// Wall time spent in run and runtime events.
+    pub run: u64,
+    /// Wall time of the whole iteration.
+    pub period: u64,
+    pub start: u64,
+    pub end: u64,
+    /// Start relative to the use case's start.
+    pub rel_st: u64,
+    /// Time left before the last timer's expiry (negative when missed), or the sum over
+    /// the iteration's timers with `cumulative_slack`.
+    pub slack: i64,
+    /// Configured durations of run and runtime events.
+    pub c_duration: u64,
+    /// Configured timer periods.
+    pub c_period: u64,
+    /// Wake-up latencies after timer sleeps.
+    pub wu_lat: u64,
+}
+
+/// The header line of an rt-app thread log, newline included.
+pub fn log_header() -> &'static str {
+    concat!(
+        "#idx     perf      run   period           start             end",
+        "          rel_st      slack c_duration   c_period     wu_lat\n"
+    )
+}
+
+impl LoopRecord {
+    /// Writes the row as rt-app's `log_timing` does, newline included.
+    pub fn fmt_line(&self, out: &mut impl fmt::Write) -> fmt::Result {
+        writeln!(
+            out,
+            "{:4} {:8} {:8} {:8} {:15} {:15} {:15} {:10} {:10} {:10} {:10}",
+            self.idx,
+            self.perf,
+            self.run,
+            self.period,
+            self.start,
+            self.end,
+            self.rel_st,
+            self.slack,
+            self.c_duration,
+            self.c_period,
+            self.wu_lat
+        )
+    }
+}
+
+/// Where the thread is in its program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pc {
+    /// Not started: take `t_zero`, sleep the delay.
+    Start,
+    /// Apply the task's scheduling attributes.
+    Setup,
+    /// Begin an iteration of the current phase (or end the thread).
+    IterStart,
+    /// Run the event at this index of the current phase; past the end, end the iteration.
+    Event(usize),
+    Done,
+}
+
+/// What to account for when the request just returned completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pending {
+    None,
+    /// A run or runtime event that started at `start` with `cpu_start` of CPU time.
+    Run {
+        start: u64,
+        cpu_start: u64,
+        runtime: bool,
+    },
+    /// A timer sleep that should end at `t_next`.
+    TimerWake {
+        t_next: u64,
+    },
+    /// The semaphore's mutex is held (after a lock or a wait): take a unit or wait again.
+    SemWaitCheck {
+        sem: usize,
+    },
+    /// The semaphore's mutex is held: post.
+    SemPostLocked {
+        sem: usize,
+    },
+}
+
+/// Requests queued by one event or prologue, returned one per step. Four is the most any
+/// sequence needs (a phase prologue: affinity, scheduler, uclamp, task group).
+#[derive(Debug, Clone)]
+struct Outbox {
+    buf: [(Syscall, Pending); 4],
+    head: usize,
+    len: usize,
+}
+
+impl Outbox {
+    fn new() -> Outbox {
+        Outbox {
+            buf: [(Syscall::Yield, Pending::None); 4],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, call: Syscall, then: Pending) {
+        assert!(
+            self.len < self.buf.len(),
+            "outbox sequences are at most 4 requests"
+        );
+        self.buf[(self.head + self.len) % self.buf.len()] = (call, then);
+        self.len += 1;
+    }
+
+    fn pop(&mut self) -> Option<(Syscall, Pending)> {
+        if self.len == 0 {
+            return None;
+        }
+        let item = self.buf[self.head];
+        self.head = (self.head + 1) % self.buf.len();
+        self.len -= 1;
+        Some(item)
+    }
+}
+
+/// The log data of the iteration in progress (rt-app's `log_data_t`).
+#[derive(Debug, Clone, Copy, Default)]
+struct IterData {
+    start_ns: u64,
+    perf: u64,
+    run_us: u64,
+    slack_us: i64,
+    c_duration: u64,
+    c_period: u64,
+    wu_lat_us: u64,
+}
+
+/// One rt-app thread.
+#[derive(Debug, Clone)]
+pub struct Thread {
+    name: String,
+    task: usize,
+    index: u32,
+
+    // The program, copied from the workload.
+    phases: Vec<PhaseSpec>,
+    phase_cpus: Vec<Option<CpuSet>>,
+    task_cpus: Option<CpuSet>,
+    task_loop: i64,
+    delay_ns: u64,
+    task_params: SchedParams,
+    task_util: (Option<i32>, Option<i32>),
+    task_taskgroup: Option<usize>,
+    /// Per workload timer: whether this thread has its own copy.
+    timer_unique: Vec<bool>,
+    /// Per semaphore: its mutex and condition.
+    sems: Vec<(usize, usize)>,
+    run_capacity: u64,
+    /// rt-app's ns per calibration loop, for the log's `perf`.
+    p_load: u64,
+    mem_bytes_per_us: u64,
+    mem_chase_ns_per_hop: u64,
+    cumulative_slack: bool,
+
+    // Progress.
+    pc: Pc,
+    phase: usize,
+    phase_loop: i64,
+    thread_loop: i64,
+    outbox: Outbox,
+    pending: Pending,
+    t_first: u64,
+    local_timers: Vec<TimerState>,
+
+    // The attributes this thread last set (or inherited).
+    default_affinity: CpuSet,
+    cur_affinity: CpuSet,
+    cur_params: SchedParams,
+    cur_util: (Option<i32>, Option<i32>),
+    cur_taskgroup: Option<usize>,
+
+    iter: IterData,
+    logging: bool,
+    log: Vec<LoopRecord>,
+    activations: u64,
+    deadline_misses: u64,
+}
+
+impl Thread {
+    /// A thread of `workload.tasks[task]` with rt-app thread index `index` (see
+    /// `UserSpace::name_thread`). `run_capacity` is the capacity (0..=1024) of the
+    /// calibration CPU at its highest OPP, 1024 without CPU calibration: a `run` of X µs is
+    /// X·1000·run_capacity capacity·ns of work.
+    pub fn new(
+        workload: &Workload,
+        task: usize,
+        index: u32,
+        name: String,
+        run_capacity: u64,
+    ) -> Thread {
+        let spec = &workload.tasks[task];
+        let mask = |cpus: &Option<Vec<usize>>| {
+            cpus.as_ref()
+                .map(|c| CpuSet(c.iter().fold(0u64, |m, &cpu| m | 1u64 << cpu)))
+        };
+        let all = CpuSet(u64::MAX);
+        Thread {
+            name,
+            task,
+            index,
+            phase_cpus: spec.phases.iter().map(|p| mask(&p.cpus)).collect(),
+            phases: spec.phases.clone(),
+            task_cpus: mask(&spec.cpus),
+            task_loop: spec.loop_count,
+            delay_ns: spec.delay_ns,
+            task_params: spec.params,
+            task_util: (spec.util_min, spec.util_max),
+            task_taskgroup: spec.taskgroup,
+            timer_unique: workload
+                .timers
+                .iter()
+                .map(|t| t.unique_to.is_some())
+                .collect(),
+            sems: workload
+                .semaphores
+                .iter()
+                .map(|s| (s.mutex, s.cond))
+                .collect(),
+            run_capacity,
+            p_load: match workload.global.calibration {
+                Calibration::LoopNs(ns) => ns.max(1),
+                // Without a real loop, one loop is 1 ns of work at the calibration capacity.
+                Calibration::Cpu(_) | Calibration::None => 1,
+            },
+            mem_bytes_per_us: workload.global.mem_bytes_per_us.max(1),
+            mem_chase_ns_per_hop: workload.global.mem_chase_ns_per_hop,
+            cumulative_slack: workload.global.cumulative_slack,
+            pc: Pc::Start,
+            phase: 0,
+            phase_loop: 0,
+            thread_loop: 0,
+            outbox: Outbox::new(),
+            pending: Pending::None,
+            t_first: 0,
+            local_timers: timer_states(workload),
+            default_affinity: all,
+            cur_affinity: all,
+            cur_params: spec.params,
+            cur_util: (None, None),
+            cur_taskgroup: None,
+            iter: IterData::default(),
+            logging: false,
+            log: Vec::new(),
+            activations: 0,
+            deadline_misses: 0,
+        }
+    }
+
+    /// The affinity a phase without `cpus` returns to, which is also the thread's affinity
+    /// when created: rt-app reads it at start, so it is all CPUs for threads created at
+    /// start (the default, every bit set: the kernel keeps the possible CPUs of it, as
+    /// `sched_setaffinity` does) and the parent's affinity for forked threads.
+    pub fn set_default_affinity(&mut self, mask: CpuSet) {
+        self.default_affinity = mask;
+        self.cur_affinity = mask;
+    }
+
+    /// Keeps a `LoopRecord` per phase iteration for `drain_log` (off by default, so that
+    /// memory does not grow with simulated time unless someone reads the rows).
+    pub fn set_logging(&mut self, on: bool) {
+        self.logging = on;
+    }
+
+    /// Moves the rows logged since the last call to the end of `out`.
+    pub fn drain_log(&mut self, out: &mut Vec<LoopRecord>) {
+        out.append(&mut self.log);
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The index of the thread's task in `Workload::tasks`.
+    pub fn task(&self) -> usize {
+        self.task
+    }
+
+    /// rt-app's thread index.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// Timer sleeps that ended (the thread was woken by its timer).
+    pub fn activations(&self) -> u64 {
+        self.activations
+    }
+
+    /// Timer periods found already over when the timer event ran (negative slack).
+    pub fn deadline_misses(&self) -> u64 {
+        self.deadline_misses
+    }
+
+    /// Whether the thread has returned `Syscall::Exit`.
+    pub fn is_done(&self) -> bool {
+        self.pc == Pc::Done
+    }
+
+    /// The next request, given that the previous one has completed. Never allocates once
+    /// the log buffer has grown to its working size.
+    pub fn step(&mut self, ctx: &mut UserCtx) -> Syscall {
+        let now = ctx.now;
+        self.complete(ctx);
+        loop {
+            if let Some((call, then)) = self.outbox.pop() {
+                self.pending = then;
+                return call;
+            }
+            match self.pc {
+                Pc::Start => {
+                    let t_zero = *ctx.user.t_zero.get_or_insert(now);
+                    self.t_first = t_zero.saturating_add(self.delay_ns);
+                    self.pc = Pc::Setup;
+                    if self.t_first > now {
+                        return Syscall::SleepUntil {
+                            until: self.t_first,
+                        };
+                    }
+                }
+                Pc::Setup => {
+                    self.setup();
+                    self.pc = Pc::IterStart;
+                }
+                Pc::IterStart => {
+                    if self.thread_loop == self.task_loop {
+                        self.pc = Pc::Done;
+                        continue;
+                    }
+                    self.prologue();
+                    self.iter = IterData::default();
+                    self.pc = Pc::Event(0);
+                }
+                Pc::Event(i) => {
+                    if i == 0 {
+                        self.iter.start_ns = now;
+                    }
+                    let phase = &self.phases[self.phase];
+                    match phase.events.get(i).copied() {
+                        Some(ev) => {
+                            self.pc = Pc::Event(i + 1);
+                            if let Some(call) = self.event(ev, ctx) {
+                                return call;
+                            }
+                        }
+                        None => {
+                            self.end_iteration(now);
+                            self.pc = Pc::IterStart;
+                            if now == self.iter.start_ns {
+                                return Syscall::Run {
+                                    work: IDLE_ITERATION_WORK,
+                                };
+                            }
+                        }
+                    }
+                }
+                Pc::Done => return Syscall::Exit,
+            }
+        }
+    }
+
+    /// Accounts for the completion of the request returned last.
+    fn complete(&mut self, ctx: &mut UserCtx) {
+        match std::mem::replace(&mut self.pending, Pending::None) {
+            Pending::None => {}
+            Pending::Run {
+                start,
+                cpu_start,
+                runtime,
+            } => {
+                self.iter.run_us += round_us(ctx.now.saturating_sub(start));
+                if runtime {
+                    // The chunks rt-app would have run, had they all gone at calibration
+                    // speed: CPU time over the chunk length, rounded up.
+                    let cpu = ctx.cputime_ns.saturating_sub(cpu_start);
+                    let chunks = cpu.div_ceil(RUNTIME_CHUNK_US * 1000);
+                    self.iter.perf += chunks * (RUNTIME_CHUNK_US / self.p_load);
+                }
+            }
+            Pending::TimerWake { t_next } => {
+                self.iter.wu_lat_us += round_us(ctx.now.saturating_sub(t_next));
+                self.activations += 1;
+            }
+            Pending::SemWaitCheck { sem } => {
+                let (mutex, cond) = self.sems[sem];
+                let count = &mut ctx.user.sem_counts[sem];
+                if *count > 0 {
+                    *count -= 1;
+                    self.outbox.push(Syscall::MutexUnlock(mutex), Pending::None);
+                } else {
+                    self.outbox.push(
+                        Syscall::CondWait { cond, mutex },
+                        Pending::SemWaitCheck { sem },
+                    );
+                }
+            }
+            Pending::SemPostLocked { sem } => {
+                let (mutex, cond) = self.sems[sem];
+                ctx.user.sem_counts[sem] += 1;
+                self.outbox.push(Syscall::CondSignal(cond), Pending::None);
+                self.outbox.push(Syscall::MutexUnlock(mutex), Pending::None);
+            }
+        }
+    }
+
+    /// rt-app's start: the task's policy and priority (set even when they look like the
+    /// defaults: a forked thread inherits its parent's), then uclamp and task group.
+    fn setup(&mut self) {
+        let p = self.task_params;
+        self.outbox.push(Syscall::SetScheduler(p), Pending::None);
+        self.cur_params = p;
+        let (min, max) = self.task_util;
+        // rt-app sets no uclamp on SCHED_DEADLINE threads.
+        if p.policy != Policy::Deadline && (min.is_some() || max.is_some()) {
+            self.outbox
+                .push(Syscall::SetUclamp { min, max }, Pending::None);
+            self.cur_util = (min.or(self.cur_util.0), max.or(self.cur_util.1));
+        }
+        if let Some(g) = self.task_taskgroup {
+            self.outbox.push(Syscall::SetTaskgroup(g), Pending::None);
+            self.cur_taskgroup = Some(g);
+        }
+    }
+
+    /// What rt-app does before each iteration: affinity, scheduling parameters, uclamp and
+    /// task group of the current phase, each only where it changes something.
+    fn prologue(&mut self) {
+        let phase = &self.phases[self.phase];
+        let affinity = self.phase_cpus[self.phase]
+            .or(self.task_cpus)
+            .unwrap_or(self.default_affinity);
+        if affinity != self.cur_affinity {
+            self.outbox
+                .push(Syscall::SetAffinity(affinity), Pending::None);
+            self.cur_affinity = affinity;
+        }
+        if let Some(p) = phase.params {
+            if p != self.cur_params {
+                self.outbox.push(Syscall::SetScheduler(p), Pending::None);
+                self.cur_params = p;
+            }
+        }
+        if self.cur_params.policy != Policy::Deadline {
+            let min = phase.util_min.filter(|&v| Some(v) != self.cur_util.0);
+            let max = phase.util_max.filter(|&v| Some(v) != self.cur_util.1);
+            if min.is_some() || max.is_some() {
+                self.outbox
+                    .push(Syscall::SetUclamp { min, max }, Pending::None);
+                self.cur_util = (min.or(self.cur_util.0), max.or(self.cur_util.1));
+            }
+        }
+        if let Some(g) = phase.taskgroup {
+            if Some(g) != self.cur_taskgroup {
+                self.outbox.push(Syscall::SetTaskgroup(g), Pending::None);
+                self.cur_taskgroup = Some(g);
+            }
+        }
+    }
+
+    /// Starts one event: returns its first request, or `None` when it needs none (a
+    /// missed timer, a zero duration) and the next event follows at once.
+    fn event(&mut self, ev: Event, ctx: &mut UserCtx) -> Option<Syscall> {
+        let now = ctx.now;
+        let cpu_start = ctx.cputime_ns;
+        let run_pending = |runtime| Pending::Run {
+            start: now,
+            cpu_start,
+            runtime,
+        };
+        let (call, then) = match ev {
+            Event::Run { us } => {
+                self.iter.c_duration += us;
+                self.iter.perf += us / self.p_load;
+                if us == 0 {
+                    return None;
+                }
+                let work = us * 1000 * self.run_capacity;
+                (Syscall::Run { work }, run_pending(false))
+            }
+            Event::Runtime { us } => {
+                self.iter.c_duration += us;
+                if us == 0 {
+                    return None;
+                }
+                let until = now.saturating_add(us * 1000);
+                (Syscall::RunUntil { until }, run_pending(true))
+            }
+            Event::Sleep { us } => {
+                if us == 0 {
+                    return None;
+                }
+                let until = now.saturating_add(us * 1000);
+                (Syscall::SleepUntil { until }, Pending::None)
+            }
+            Event::Timer { timer, period_us } => return self.timer(timer, period_us, ctx),
+            Event::Lock { mutex } => (Syscall::MutexLock(mutex), Pending::None),
+            Event::Unlock { mutex } => (Syscall::MutexUnlock(mutex), Pending::None),
+            Event::Wait { cond, mutex } => (Syscall::CondWait { cond, mutex }, Pending::None),
+            Event::Signal { cond } => (Syscall::CondSignal(cond), Pending::None),
+            Event::Broadcast { cond } => (Syscall::CondBroadcast(cond), Pending::None),
+            Event::Sync { cond, mutex } => {
+                self.outbox
+                    .push(Syscall::CondWait { cond, mutex }, Pending::None);
+                (Syscall::CondSignal(cond), Pending::None)
+            }
+            Event::Barrier { barrier } => (Syscall::Barrier(barrier), Pending::None),
+            Event::Suspend { cond, mutex } => {
+                self.outbox
+                    .push(Syscall::CondWait { cond, mutex }, Pending::None);
+                self.outbox.push(Syscall::MutexUnlock(mutex), Pending::None);
+                (Syscall::MutexLock(mutex), Pending::None)
+            }
+            Event::Resume { cond, mutex } => {
+                self.outbox
+                    .push(Syscall::CondBroadcast(cond), Pending::None);
+                self.outbox.push(Syscall::MutexUnlock(mutex), Pending::None);
+                (Syscall::MutexLock(mutex), Pending::None)
+            }
+            Event::Yield => (Syscall::Yield, Pending::None),
+            Event::Fork { task } => {
+                if ctx.user.fork_requests[task] >= FORKS_LIMIT {
+                    ctx.user.fork_limit_hit = true;
+                    self.pc = Pc::Done;
+                    return Some(Syscall::Exit);
+                }
+                ctx.user.fork_requests[task] += 1;
+                (Syscall::Fork { task }, Pending::None)
+            }
+            Event::Mem { bytes } => {
+                let work = bytes * 1000 * 1024 / self.mem_bytes_per_us;
+                if work == 0 {
+                    return None;
+                }
+                (Syscall::Run { work }, Pending::None)
+            }
+            Event::MemChase { hops } => {
+                let work = hops * self.mem_chase_ns_per_hop * 1024;
+                if work == 0 {
+                    return None;
+                }
+                (Syscall::Run { work }, Pending::None)
+            }
+            Event::IoRun { service_ns, .. } => (Syscall::Io { service_ns }, Pending::None),
+            Event::SemPost { sem } => (
+                Syscall::MutexLock(self.sems[sem].0),
+                Pending::SemPostLocked { sem },
+            ),
+            Event::SemWait { sem } => (
+                Syscall::MutexLock(self.sems[sem].0),
+                Pending::SemWaitCheck { sem },
+            ),
+        };
+        self.pending = then;
+        Some(call)
+    }
+
+    /// rt-app's `rtapp_timer` event.
+    fn timer(&mut self, timer: usize, period_us: u64, ctx: &mut UserCtx) -> Option<Syscall> {
+        let now = ctx.now;
+        let state = if self.timer_unique[timer] {
+            &mut self.local_timers[timer]
+        } else {
+            &mut ctx.user.timers[timer]
+        };
+        if !state.armed {
+            state.armed = true;
+            state.t_next = self.t_first;
+        }
+        state.t_next = state.t_next.saturating_add(period_us * 1000);
+        let t_next = state.t_next;
+        self.iter.c_period += period_us;
+        let slack_ns = i64::try_from(i128::from(t_next) - i128::from(now)).unwrap_or(i64::MIN);
+        let slack = round_us_signed(slack_ns);
+        if self.cumulative_slack {
+            self.iter.slack_us += slack;
+        } else {
+            self.iter.slack_us = slack;
+        }
+        if now < t_next {
+            self.pending = Pending::TimerWake { t_next };
+            return Some(Syscall::SleepUntil { until: t_next });
+        }
+        if state.relative {
+            state.t_next = now;
+        }
+        self.iter.wu_lat_us = 0;
+        // A period of 0 is how rt-app files switch a timer off, not a deadline.
+        if now > t_next && period_us > 0 {
+            self.deadline_misses += 1;
+        }
+        None
+    }
+
+    /// Writes the iteration's log row and moves to the next iteration, phase or task loop.
+    fn end_iteration(&mut self, now: u64) {
+        if self.logging {
+            let start = round_us(self.iter.start_ns);
+            self.log.push(LoopRecord {
+                idx: self.index,
+                perf: self.iter.perf,
+                run: self.iter.run_us,
+                period: round_us(now.saturating_sub(self.iter.start_ns)),
+                start,
+                end: round_us(now),
+                rel_st: start,
+                slack: self.iter.slack_us,
+                c_duration: self.iter.c_duration,
+                c_period: self.iter.c_period,
+                wu_lat: self.iter.wu_lat_us,
+            });
+        }
+        self.phase_loop += 1;
+        if self.phase_loop == self.phases[self.phase].loop_count {
+            self.phase_loop = 0;
+            self.phase += 1;
+            if self.phase == self.phases.len() {
+                self.phase = 0;
+                self.thread_loop += 1;
+            }
+        }
+    }
+}
+
+/// ns to µs, rounded half away from zero like rt-app's `lround(ns / 1000.0)`.
+fn round_us(ns: u64) -> u64 {
+    ns / 1000 + u64::from(ns % 1000 >= 500)
+}
+
+fn round_us_signed(ns: i64) -> i64 {
+    let mag = round_us(ns.unsigned_abs()) as i64;
+    if ns < 0 {
+        -mag
+    } else {
+        mag
+    }
+}

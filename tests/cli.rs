@@ -1,0 +1,133 @@
+//! The command line: the README's first command works, and bad input of every kind exits
+//! with code 2 and one line naming the file, the place, what was expected and what was found.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn schedlab(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("schedlab runs");
+    if let Some(text) = stdin {
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Exit code 2 and a single stderr line containing every fragment.
+fn assert_input_error(out: &Output, fragments: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
+    for f in fragments {
+        assert!(err.contains(f), "`{f}` missing from: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn default_run_simulates_the_default_workload() {
+    let out = schedlab(&["run", "--duration", "1s"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("juno-r0"), "{text}");
+    assert!(text.contains("ui-0"), "{text}");
+}
+
+#[test]
+fn json_results_have_the_documented_fields() {
+    let out = schedlab(&["run", "--duration", "500ms", "--json", "-", "--reproducible"], None);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for k in ["schedlab_version", "platform", "seed", "duration_ns", "variant", "tasks", "cpus", "sim_events", "wall_ns"] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    let t = &v["tasks"][0];
+    for k in [
+        "name", "pid", "policy", "prio", "runtime_ns", "wakeups", "preemptions", "migrations",
+        "activations", "deadline_misses", "wakeup_latency_ns", "cpu_runtime_ns",
+    ] {
+        assert!(t.get(k).is_some(), "task field {k} missing");
+    }
+    for k in ["min", "mean", "p50", "p90", "p95", "p99", "max"] {
+        assert!(t["wakeup_latency_ns"].get(k).is_some(), "latency field {k} missing");
+    }
+    for k in ["cpu", "capacity_orig", "busy_ns", "idle_ns", "freq_residency_ns"] {
+        assert!(v["cpus"][0].get(k).is_some(), "cpu field {k} missing");
+    }
+    assert_eq!(v["duration_ns"], 500_000_000u64);
+}
+
+#[test]
+fn malformed_json_names_line_and_column() {
+    let out = schedlab(&["run", "-"], Some("{ \"tasks\": { \"t\": { \"run\": 10 \n }"));
+    assert_input_error(&out, &["-:", "line"]);
+}
+
+#[test]
+fn unknown_event_is_rejected() {
+    let out = schedlab(&["check", "-"], Some(r#"{ "tasks": { "t": { "frobnicate": 10 } } }"#));
+    assert_input_error(&out, &["tasks.t", "frobnicate"]);
+}
+
+#[test]
+fn negative_duration_is_rejected() {
+    let out = schedlab(&["run", "-"], Some(r#"{ "tasks": { "t": { "loop": 1, "sleep": -5 } } }"#));
+    assert_input_error(&out, &["sleep", "-5"]);
+}
+
+#[test]
+fn priority_out_of_range_is_rejected() {
+    let out = schedlab(
+        &["run", "-"],
+        Some(r#"{ "tasks": { "t": { "policy": "SCHED_FIFO", "priority": 120, "run": 10 } } }"#),
+    );
+    assert_input_error(&out, &["priority", "120"]);
+}
+
+#[test]
+fn unknown_platform_is_rejected() {
+    let out = schedlab(&["run", "--platform", "pixel9000"], None);
+    assert_input_error(&out, &["--platform", "pixel9000", "juno-r0"]);
+}
+
+#[test]
+fn unknown_set_key_is_rejected() {
+    let out = schedlab(&["run", "--set", "kernel.sched_frobnicate=1"], None);
+    assert_input_error(&out, &["--set", "kernel.sched_frobnicate"]);
+}
+
+#[test]
+fn bad_set_value_is_rejected() {
+    let out = schedlab(&["run", "--set", "config.HZ=123"], None);
+    assert_input_error(&out, &["config.HZ", "123"]);
+}
+
+#[test]
+fn missing_workload_file_is_input_error() {
+    let out = schedlab(&["run", "/nonexistent/w.json"], None);
+    assert_input_error(&out, &["/nonexistent/w.json"]);
+}
+
+#[test]
+fn bad_duration_is_rejected() {
+    let out = schedlab(&["run", "--duration", "ten seconds"], None);
+    assert_input_error(&out, &["--duration", "ten seconds"]);
+}
+
+#[test]
+fn platforms_lists_the_presets() {
+    let out = schedlab(&["platforms"], None);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for p in ["juno-r0", "sdm845", "rk3399", "x86-4c8t", "smp8"] {
+        assert!(text.contains(p), "{p} missing");
+    }
+    let out = schedlab(&["platforms", "juno-r0"], None);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1024"));
+}

@@ -1,0 +1,54 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use schedlab::kernel::Variant;
+use schedlab::platform::Platform;
+use schedlab::report::{Results, TaskResult};
+use schedlab::workload::parse_workload;
+use schedlab::{simulate, Outputs, Run};
+use std::path::PathBuf;
+
+/// Simulate an inline rt-app JSON workload.
+pub fn run_json(platform: &str, json: &str, duration_ns: u64, sets: &[&str]) -> Results {
+    run_full(platform, json, duration_ns, sets, 0, &Outputs::default())
+}
+
+pub fn run_full(platform: &str, json: &str, duration_ns: u64, sets: &[&str], seed: u64, out: &Outputs) -> Results {
+    let platform = Platform::resolve(platform).expect("platform");
+    let workload = parse_workload(json, "test.json").expect("workload parses");
+    let mut variant = Variant::default();
+    if let Some(hz) = platform.hz {
+        variant.hz = hz;
+    }
+    for s in sets {
+        variant.set_pair(s, "test").expect("valid switch");
+    }
+    simulate(
+        Run {
+            platform,
+            workload,
+            variant,
+            duration_ns: Some(duration_ns),
+            seed,
+            reproducible: true,
+        },
+        out,
+    )
+    .expect("simulation runs")
+}
+
+pub fn task<'a>(r: &'a Results, name: &str) -> &'a TaskResult {
+    r.tasks
+        .iter()
+        .find(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no task {name} in {:?}", r.tasks.iter().map(|t| &t.name).collect::<Vec<_>>()))
+}
+
+/// The shared rt-app examples, if this checkout has `../shared` beside it.
+pub fn examples_dir() -> Option<PathBuf> {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/workloads/rt-app-examples");
+    d.is_dir().then_some(d)
+}
+
+pub const MS: u64 = 1_000_000;
+pub const S: u64 = 1_000_000_000;

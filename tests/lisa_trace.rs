@@ -1,0 +1,62 @@
+//! The trace opens in LISA (lisa-linux 3.1, installed by scripts/install-lisa.sh into
+//! target/lisa-venv) and LISA's dataframes agree with the JSON results. Skipped, with a
+//! message, when LISA is not installed.
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn lisa_python() -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/lisa-venv/bin/python");
+    p.exists().then_some(p)
+}
+
+#[test]
+fn lisa_reads_the_trace_and_agrees_with_the_results() {
+    let Some(python) = lisa_python() else {
+        eprintln!("SKIPPED: LISA is not installed (run scripts/install-lisa.sh)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("run.txt");
+    // Periodic tasks, a task hopping between CPUs by affinity, more runners than CPUs (so
+    // idle CPUs pull) and a forking task whose children exit.
+    let json = r#"{ "tasks": {
+        "per": { "instance": 2, "loop": -1, "run": 2000, "timer": { "ref": "unique", "period": 8000 } },
+        "hop": { "loop": -1, "phases": {
+            "a": { "cpus": [0], "run": 3000, "sleep": 2000 },
+            "b": { "cpus": [1], "run": 3000, "sleep": 2000 } } },
+        "busy": { "instance": 6, "loop": -1, "run": 5000, "sleep": 1000 },
+        "child": { "instance": 0, "loop": 1, "run": 500 },
+        "parent": { "loop": -1, "fork": "child", "sleep": 20000 } } }"#;
+    let out = schedlab::Outputs {
+        trace: Some(trace.clone()),
+        rtapp_logs: None,
+    };
+    let r = run_full("juno-r0", json, S, &[], 0, &out);
+    let events = "sched_switch,sched_wakeup,sched_waking,sched_wakeup_new,sched_migrate_task,\
+                  sched_process_fork,sched_process_exit,cpu_idle,cpu_frequency";
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/lisa_trace_counts.py");
+    let o = Command::new(python).args([script, trace.to_str().unwrap(), events]).output().unwrap();
+    assert!(o.status.success(), "LISA failed: {}", String::from_utf8_lossy(&o.stderr));
+    let counts: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let lines = |ev: &str| text.lines().filter(|l| l.contains(&format!(" {ev}: "))).count() as u64;
+    assert_eq!(counts["sched_switch"], lines("sched_switch"), "LISA dropped sched_switch rows");
+    let wakeups: u64 = r.tasks.iter().map(|t| t.wakeups).sum();
+    assert!(wakeups > 100);
+    assert_eq!(counts["sched_wakeup"], wakeups);
+    assert_eq!(counts["sched_waking"], wakeups);
+    assert_eq!(counts["sched_wakeup_new"], r.tasks.len() as u64);
+    let migrations: u64 = r.tasks.iter().map(|t| t.migrations).sum();
+    assert!(migrations > 10);
+    assert_eq!(counts["sched_migrate_task"], migrations);
+    let exited = r.tasks.iter().filter(|t| t.exited).count() as u64;
+    assert!(exited > 10);
+    assert_eq!(counts["sched_process_exit"], exited);
+    // Every task but the initial threads was forked.
+    assert_eq!(counts["sched_process_fork"], r.tasks.iter().filter(|t| t.name.starts_with("child")).count() as u64);
+    assert_eq!(counts["cpu_frequency"], r.cpus.len() as u64);
+    assert!(counts["cpu_idle"].as_u64().unwrap() > 0);
+}
