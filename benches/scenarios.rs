@@ -1,1 +1,86 @@
-fn main(){}
+//! Speed of the simulator on fixed scenarios, reported by criterion as simulated events per
+//! second of host time (`Throughput::Elements` = the run's `sim_events`).
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use schedlab::kernel::Variant;
+use schedlab::platform::Platform;
+use schedlab::workload::parse_workload;
+use schedlab::{simulate, Outputs, Run};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn run(platform: &str, json: &str, duration_ns: u64) -> u64 {
+    let platform = Platform::resolve(platform).unwrap();
+    let mut variant = Variant::default();
+    if let Some(hz) = platform.hz {
+        variant.hz = hz;
+    }
+    let r = simulate(
+        Run {
+            platform,
+            workload: parse_workload(json, "bench").unwrap(),
+            variant,
+            duration_ns: Some(duration_ns),
+            seed: 0,
+            reproducible: true,
+        },
+        &Outputs::default(),
+    )
+    .unwrap();
+    r.sim_events
+}
+
+/// 64 periodic tasks of mixed periods and duty cycles.
+fn periodic_64() -> String {
+    let tasks: Vec<String> = (0..64)
+        .map(|i| {
+            let period = 4000 + (i % 8) * 2000;
+            let run = period * (5 + (i % 10) * 5) / 100;
+            format!(r#""p{i}": {{ "loop": -1, "run": {run}, "timer": {{ "ref": "unique", "period": {period} }} }}"#)
+        })
+        .collect();
+    format!(r#"{{ "tasks": {{ {} }} }}"#, tasks.join(","))
+}
+
+fn scenarios(c: &mut Criterion) {
+    let mut g = c.benchmark_group("scenarios");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+
+    let json = periodic_64();
+    let events = run("smp8", &json, 60_000_000_000);
+    g.throughput(Throughput::Elements(events));
+    g.bench_function("smp8_64_periodic_60s", |b| {
+        b.iter(|| run("smp8", &json, 60_000_000_000))
+    });
+
+    let examples =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/workloads/rt-app-examples");
+    if let Ok(dir) = std::fs::read_dir(&examples) {
+        let mut files: Vec<String> = dir
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .collect();
+        files.sort();
+        let events: u64 = files
+            .iter()
+            .map(|j| run("juno-r0", j, 10_000_000_000))
+            .sum();
+        g.throughput(Throughput::Elements(events));
+        g.bench_function("juno_rtapp_examples_10s", |b| {
+            b.iter(|| {
+                files
+                    .iter()
+                    .map(|j| run("juno-r0", j, 10_000_000_000))
+                    .sum::<u64>()
+            })
+        });
+    } else {
+        eprintln!(
+            "skipping juno_rtapp_examples_10s: {} not found",
+            examples.display()
+        );
+    }
+    g.finish();
+}
+
+criterion_group!(benches, scenarios);
+criterion_main!(benches);

@@ -21,7 +21,7 @@ use sim::{EventQueue, SimRng};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use trace::{Ftrace, Observer};
+use trace::{Ftrace, Observer, RtappLogs};
 use workload::Workload;
 
 /// Simulated time of a run whose workload and command line give none.
@@ -69,7 +69,9 @@ impl Error {
 
 /// The plat_info.yml path beside a trace: `run.txt` → `run.plat_info.yml`.
 pub fn plat_info_path(trace: &Path) -> PathBuf {
-    let stem = trace.file_stem().map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+    let stem = trace
+        .file_stem()
+        .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
     trace.with_file_name(format!("{stem}.plat_info.yml"))
 }
 
@@ -84,22 +86,49 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         Some(path) => {
             let f = File::create(path).map_err(|e| Error::io(path, e))?;
             let yml = plat_info_path(path);
-            std::fs::write(&yml, platform::plat_info_yaml(&run.platform)).map_err(|e| Error::io(&yml, e))?;
-            Some(Box::new(Ftrace::new(BufWriter::with_capacity(1 << 16, f), run.platform.nr_cpus())))
+            std::fs::write(&yml, platform::plat_info_yaml(&run.platform))
+                .map_err(|e| Error::io(&yml, e))?;
+            Some(Box::new(Ftrace::new(
+                BufWriter::with_capacity(1 << 16, f),
+                run.platform.nr_cpus(),
+            )))
         }
+        None => None,
+    };
+    let logs = match &out.rtapp_logs {
+        Some(dir) => Some(
+            RtappLogs::new(dir, &run.workload.global.log_basename)
+                .map_err(|e| Error::io(dir, e))?,
+        ),
         None => None,
     };
     let started = std::time::Instant::now();
     let mut rng = SimRng::new(run.seed);
     let mut queue: EventQueue<Event> = EventQueue::new();
-    let mut kernel = Kernel::new(run.platform, run.variant, run.workload, observer, &mut rng, &mut queue);
+    let mut kernel = Kernel::new(
+        run.platform,
+        run.variant,
+        run.workload,
+        observer,
+        logs,
+        &mut rng,
+        &mut queue,
+    );
     let (events, last) = sim::run(&mut kernel, &mut queue, duration);
     // The run ends at the duration, or earlier when every thread has exited.
     let end = if queue.is_empty() { last } else { duration };
     kernel.finish(end);
-    if let (Some(mut obs), Some(path)) = (kernel.take_observer(), &out.trace) {
-        obs.finish().map_err(|e| Error::io(path, e))?;
+    let (trace_done, logs_done) = kernel.finish_outputs();
+    if let Some(path) = &out.trace {
+        trace_done.map_err(|e| Error::io(path, e))?;
     }
-    let wall = if run.reproducible { 0 } else { started.elapsed().as_nanos() as u64 };
+    if let Some(dir) = &out.rtapp_logs {
+        logs_done.map_err(|e| Error::io(dir, e))?;
+    }
+    let wall = if run.reproducible {
+        0
+    } else {
+        started.elapsed().as_nanos() as u64
+    };
     Ok(Results::collect(&kernel, run.seed, end, events, wall))
 }

@@ -15,7 +15,11 @@ use std::process::ExitCode;
 const DEFAULT_WORKLOAD: &str = include_str!("../workloads/default.json");
 
 #[derive(Parser)]
-#[command(name = "schedlab", version, about = "Simulate the Linux scheduler's utilization-driven machinery")]
+#[command(
+    name = "schedlab",
+    version,
+    about = "Simulate the Linux scheduler's utilization-driven machinery"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -77,13 +81,27 @@ fn read_workload(arg: &str) -> Result<Workload, Error> {
     } else {
         std::fs::read_to_string(arg).map(|t| text = t)
     };
-    read.map_err(|e| InputError::new(arg, "the file", "a readable rt-app JSON file", e.to_string()))?;
+    read.map_err(|e| {
+        InputError::new(
+            arg,
+            "the file",
+            "a readable rt-app JSON file",
+            e.to_string(),
+        )
+    })?;
     Ok(parse_workload(&text, arg)?)
 }
 
 /// `10s`, `500ms`, `250us`, `1000ns`, or plain seconds.
 fn parse_duration(s: &str) -> Result<u64, InputError> {
-    let bad = || InputError::new("--duration", s, "a positive time such as 10s, 500ms, 250us", format!("`{s}`"));
+    let bad = || {
+        InputError::new(
+            "--duration",
+            s,
+            "a positive time such as 10s, 500ms, 250us",
+            format!("`{s}`"),
+        )
+    };
     let t = s.trim();
     let (num, scale) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
         .iter()
@@ -91,7 +109,7 @@ fn parse_duration(s: &str) -> Result<u64, InputError> {
         .unwrap_or((t, 1e9));
     let v: f64 = num.trim().parse().map_err(|_| bad())?;
     let ns = v * scale;
-    if !(ns.is_finite() && ns >= 1.0 && ns < 1e19) {
+    if !(1.0..1e19).contains(&ns) {
         return Err(bad());
     }
     Ok(ns as u64)
@@ -161,7 +179,9 @@ fn main() -> ExitCode {
             }
             Ok(())
         }
-        Command::Platforms { name: Some(n) } => Platform::resolve(&n).map(|p| print!("{}", p.describe())).map_err(Error::from),
+        Command::Platforms { name: Some(n) } => Platform::resolve(&n)
+            .map(|p| print!("{}", p.describe()))
+            .map_err(Error::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

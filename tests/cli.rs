@@ -13,7 +13,12 @@ fn schedlab(args: &[&str], stdin: Option<&str>) -> Output {
         .spawn()
         .expect("schedlab runs");
     if let Some(text) = stdin {
-        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
     }
     child.wait_with_output().unwrap()
 }
@@ -22,7 +27,11 @@ fn schedlab(args: &[&str], stdin: Option<&str>) -> Output {
 fn assert_input_error(out: &Output, fragments: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line expected: {err}"
+    );
     for f in fragments {
         assert!(err.contains(f), "`{f}` missing from: {err}");
     }
@@ -32,7 +41,11 @@ fn assert_input_error(out: &Output, fragments: &[&str]) {
 #[test]
 fn default_run_simulates_the_default_workload() {
     let out = schedlab(&["run", "--duration", "1s"], None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("juno-r0"), "{text}");
     assert!(text.contains("ui-0"), "{text}");
@@ -40,23 +53,62 @@ fn default_run_simulates_the_default_workload() {
 
 #[test]
 fn json_results_have_the_documented_fields() {
-    let out = schedlab(&["run", "--duration", "500ms", "--json", "-", "--reproducible"], None);
+    let out = schedlab(
+        &[
+            "run",
+            "--duration",
+            "500ms",
+            "--json",
+            "-",
+            "--reproducible",
+        ],
+        None,
+    );
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for k in ["schedlab_version", "platform", "seed", "duration_ns", "variant", "tasks", "cpus", "sim_events", "wall_ns"] {
+    for k in [
+        "schedlab_version",
+        "platform",
+        "seed",
+        "duration_ns",
+        "variant",
+        "tasks",
+        "cpus",
+        "sim_events",
+        "wall_ns",
+    ] {
         assert!(v.get(k).is_some(), "missing {k}");
     }
     let t = &v["tasks"][0];
     for k in [
-        "name", "pid", "policy", "prio", "runtime_ns", "wakeups", "preemptions", "migrations",
-        "activations", "deadline_misses", "wakeup_latency_ns", "cpu_runtime_ns",
+        "name",
+        "pid",
+        "policy",
+        "prio",
+        "runtime_ns",
+        "wakeups",
+        "preemptions",
+        "migrations",
+        "activations",
+        "deadline_misses",
+        "wakeup_latency_ns",
+        "cpu_runtime_ns",
     ] {
         assert!(t.get(k).is_some(), "task field {k} missing");
     }
     for k in ["min", "mean", "p50", "p90", "p95", "p99", "max"] {
-        assert!(t["wakeup_latency_ns"].get(k).is_some(), "latency field {k} missing");
+        assert!(
+            t["wakeup_latency_ns"].get(k).is_some(),
+            "latency field {k} missing"
+        );
     }
-    for k in ["cpu", "capacity_orig", "busy_ns", "idle_ns", "freq_residency_ns"] {
+    for k in [
+        "cpu",
+        "capacity_orig",
+        "busy_ns",
+        "idle_ns",
+        "freq_residency_ns",
+    ] {
         assert!(v["cpus"][0].get(k).is_some(), "cpu field {k} missing");
     }
     assert_eq!(v["duration_ns"], 500_000_000u64);
@@ -64,19 +116,28 @@ fn json_results_have_the_documented_fields() {
 
 #[test]
 fn malformed_json_names_line_and_column() {
-    let out = schedlab(&["run", "-"], Some("{ \"tasks\": { \"t\": { \"run\": 10 \n }"));
+    let out = schedlab(
+        &["run", "-"],
+        Some("{ \"tasks\": { \"t\": { \"run\": 10 \n }"),
+    );
     assert_input_error(&out, &["-:", "line"]);
 }
 
 #[test]
 fn unknown_event_is_rejected() {
-    let out = schedlab(&["check", "-"], Some(r#"{ "tasks": { "t": { "frobnicate": 10 } } }"#));
+    let out = schedlab(
+        &["check", "-"],
+        Some(r#"{ "tasks": { "t": { "frobnicate": 10 } } }"#),
+    );
     assert_input_error(&out, &["tasks.t", "frobnicate"]);
 }
 
 #[test]
 fn negative_duration_is_rejected() {
-    let out = schedlab(&["run", "-"], Some(r#"{ "tasks": { "t": { "loop": 1, "sleep": -5 } } }"#));
+    let out = schedlab(
+        &["run", "-"],
+        Some(r#"{ "tasks": { "t": { "loop": 1, "sleep": -5 } } }"#),
+    );
     assert_input_error(&out, &["sleep", "-5"]);
 }
 

@@ -38,12 +38,27 @@ fn lisa_reads_the_trace_and_agrees_with_the_results() {
     let events = "sched_switch,sched_wakeup,sched_waking,sched_wakeup_new,sched_migrate_task,\
                   sched_process_fork,sched_process_exit,cpu_idle,cpu_frequency";
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/lisa_trace_counts.py");
-    let o = Command::new(python).args([script, trace.to_str().unwrap(), events]).output().unwrap();
-    assert!(o.status.success(), "LISA failed: {}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(python)
+        .args([script, trace.to_str().unwrap(), events])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "LISA failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let counts: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let text = std::fs::read_to_string(&trace).unwrap();
-    let lines = |ev: &str| text.lines().filter(|l| l.contains(&format!(" {ev}: "))).count() as u64;
-    assert_eq!(counts["sched_switch"], lines("sched_switch"), "LISA dropped sched_switch rows");
+    let lines = |ev: &str| {
+        text.lines()
+            .filter(|l| l.contains(&format!(" {ev}: ")))
+            .count() as u64
+    };
+    assert_eq!(
+        counts["sched_switch"],
+        lines("sched_switch"),
+        "LISA dropped sched_switch rows"
+    );
     let wakeups: u64 = r.tasks.iter().map(|t| t.wakeups).sum();
     assert!(wakeups > 100);
     assert_eq!(counts["sched_wakeup"], wakeups);
@@ -56,7 +71,13 @@ fn lisa_reads_the_trace_and_agrees_with_the_results() {
     assert!(exited > 10);
     assert_eq!(counts["sched_process_exit"], exited);
     // Every task but the initial threads was forked.
-    assert_eq!(counts["sched_process_fork"], r.tasks.iter().filter(|t| t.name.starts_with("child")).count() as u64);
+    assert_eq!(
+        counts["sched_process_fork"],
+        r.tasks
+            .iter()
+            .filter(|t| t.name.starts_with("child"))
+            .count() as u64
+    );
     assert_eq!(counts["cpu_frequency"], r.cpus.len() as u64);
     assert!(counts["cpu_idle"].as_u64().unwrap() > 0);
 }

@@ -15,8 +15,10 @@ use super::sched::{Activity, Class, Rq, Task, TaskId, TaskState, TaskStats};
 use super::variant::{Governor, Variant};
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Model, SimRng, Time};
-use crate::trace::{Observer, TaskRef, TraceEvent, IDLE_COMM, PWR_EVENT_EXIT};
-use crate::workload::{CpuSet, Policy, SchedParams, Syscall, Thread, UserCtx, UserSpace, Workload};
+use crate::trace::{Observer, RtappLogs, TaskRef, TraceEvent, IDLE_COMM, PWR_EVENT_EXIT};
+use crate::workload::{
+    CpuSet, LoopRecord, Policy, SchedParams, Syscall, Thread, UserCtx, UserSpace, Workload,
+};
 
 /// The engine's events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,13 +63,13 @@ pub struct Kernel {
     rt_bw: RtBandwidth,
     rt_period_armed: bool,
     next_pid: u32,
-    /// Forks made of each workload task so far (numbers the forked threads' names).
-    forks: Vec<u32>,
     /// Capacity of the calibration CPU at its highest OPP (work of `run` events).
     run_capacity: u64,
     observer: Option<Box<dyn Observer>>,
-    /// Scratch list of tasks to wake, reused to avoid allocating per event.
+    rtapp_logs: Option<RtappLogs>,
+    /// Scratch lists reused to avoid allocating per event.
     wake_scratch: Vec<TaskId>,
+    log_scratch: Vec<LoopRecord>,
 }
 
 impl Kernel {
@@ -78,6 +80,7 @@ impl Kernel {
         variant: Variant,
         workload: Workload,
         observer: Option<Box<dyn Observer>>,
+        rtapp_logs: Option<RtappLogs>,
         rng: &mut SimRng,
         queue: &mut EventQueue<Event>,
     ) -> Kernel {
@@ -125,13 +128,14 @@ impl Kernel {
                 .collect(),
         };
         let rt_bw = RtBandwidth {
-            runtime: u64::try_from(variant.sched_rt_runtime_us).ok().map(|us| us * 1000),
+            runtime: u64::try_from(variant.sched_rt_runtime_us)
+                .ok()
+                .map(|us| us * 1000),
             period: variant.sched_rt_period_us * 1000,
         };
         let mut k = Kernel {
             fair: Fair::new(n, &variant),
             user: UserSpace::new(&workload),
-            forks: vec![0; workload.tasks.len()],
             platform,
             variant,
             tasks: Vec::new(),
@@ -142,12 +146,13 @@ impl Kernel {
             next_pid: FIRST_PID,
             run_capacity,
             observer,
+            rtapp_logs,
             wake_scratch: Vec::new(),
+            log_scratch: Vec::new(),
             workload,
         };
-        for (spec, instance) in k.workload.initial_threads() {
-            let name = format!("{}-{}", k.workload.tasks[spec].name, instance);
-            let t = k.create_task(spec, instance, name, None);
+        for (spec, _) in k.workload.initial_threads() {
+            let t = k.create_task(spec, None);
             let at = if k.variant.start_spread_ns > 0 {
                 rng.below(k.variant.start_spread_ns)
             } else {
@@ -156,10 +161,14 @@ impl Kernel {
             queue.schedule(at, Event::Spawn { task: t });
         }
         for cpu in 0..n {
-            k.emit(0, cpu, &TraceEvent::CpuFrequency {
-                khz: k.rqs[cpu].freq_khz,
+            k.emit(
+                0,
                 cpu,
-            });
+                &TraceEvent::CpuFrequency {
+                    khz: k.rqs[cpu].freq_khz,
+                    cpu,
+                },
+            );
         }
         k
     }
@@ -168,9 +177,12 @@ impl Kernel {
         &self.workload
     }
 
-    /// Take the observer back (to flush the trace) at the end of the run.
-    pub fn take_observer(&mut self) -> Option<Box<dyn Observer>> {
-        self.observer.take()
+    /// Flush the trace and the rt-app logs at the end of the run: the first error met by
+    /// each.
+    pub fn finish_outputs(&mut self) -> (std::io::Result<()>, std::io::Result<()>) {
+        let trace = self.observer.as_mut().map_or(Ok(()), |o| o.finish());
+        let logs = self.rtapp_logs.as_mut().map_or(Ok(()), |l| l.finish());
+        (trace, logs)
     }
 
     fn emit(&mut self, ts: Time, cpu: usize, ev: &TraceEvent<'_>) {
@@ -193,16 +205,23 @@ impl Kernel {
 
     // ----- task creation and exit -------------------------------------------------------
 
-    /// `copy_process()` + `sched_fork()`: a new task in TASK_NEW, not yet on a runqueue.
-    fn create_task(&mut self, spec: usize, instance: u32, name: String, parent: Option<TaskId>) -> TaskId {
+    /// `copy_process()` + `sched_fork()`: a new task in TASK_NEW, not yet on a runqueue,
+    /// named and numbered as rt-app names its threads. A forked thread starts with its
+    /// parent's affinity (pthread_create inherits it); the thread's program then applies
+    /// its own scheduling attributes.
+    fn create_task(&mut self, spec: usize, parent: Option<TaskId>) -> TaskId {
+        let (index, name) = self
+            .user
+            .name_thread(&self.workload, spec, parent.is_some());
         let s = &self.workload.tasks[spec];
         let params = s.params;
         let nr = self.platform.nr_cpus();
-        let cpus_allowed = s
-            .cpus
-            .as_ref()
-            .map_or(CpuSet::all(nr), |c| CpuSet(c.iter().fold(0u64, |m, &c| m | 1 << c)));
-        let thread = Thread::new(&self.workload, spec, instance, name.clone(), self.run_capacity);
+        let cpus_allowed = parent.map_or(CpuSet::all(nr), |p| self.tasks[p].cpus_allowed);
+        let mut thread = Thread::new(&self.workload, spec, index, name.clone(), self.run_capacity);
+        if parent.is_some() {
+            thread.set_default_affinity(cpus_allowed);
+        }
+        thread.set_logging(self.rtapp_logs.is_some());
         let taskgroup = s.taskgroup;
         let id = self.tasks.len();
         let cpu = parent.map_or(0, |p| self.tasks[p].cpu);
@@ -251,7 +270,13 @@ impl Kernel {
     }
 
     /// `wake_up_new_task()`: fork balancing, first enqueue, preemption check.
-    fn wake_up_new_task(&mut self, t: TaskId, parent: Option<TaskId>, now: Time, q: &mut EventQueue<Event>) {
+    fn wake_up_new_task(
+        &mut self,
+        t: TaskId,
+        parent: Option<TaskId>,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
         let parent_cpu = parent.map_or(0, |p| self.tasks[p].cpu);
         let cpu = self.select_task_rq(t, parent_cpu, true);
         let se = self.tasks[t].se;
@@ -262,15 +287,16 @@ impl Kernel {
         self.tasks[t].state = TaskState::Running;
         self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
         let trace_cpu = parent.map_or(cpu, |p| self.tasks[p].cpu);
-        self.emit_task(now, trace_cpu, t, |p| TraceEvent::SchedWakeupNew { p, target_cpu: cpu });
+        self.emit_task(now, trace_cpu, t, |p| TraceEvent::SchedWakeupNew {
+            p,
+            target_cpu: cpu,
+        });
         self.check_preempt_curr(cpu, t, true, now);
     }
 
     /// `kernel_clone()` from a running thread.
     fn do_fork(&mut self, parent: TaskId, spec: usize, now: Time, q: &mut EventQueue<Event>) {
-        self.forks[spec] += 1;
-        let name = format!("{}-{}-{:04}", self.workload.tasks[spec].name, 0, self.forks[spec]);
-        let child = self.create_task(spec, 0, name, Some(parent));
+        let child = self.create_task(spec, Some(parent));
         let pcpu = self.tasks[parent].cpu;
         if let Some(obs) = self.observer.as_mut() {
             let cur = task_ref(&self.tasks[parent]);
@@ -289,13 +315,24 @@ impl Kernel {
         self.emit_task(now, cpu, t, |p| TraceEvent::SchedProcessExit { p });
         self.tasks[t].state = TaskState::Dead;
         self.futex.forget(t);
+        if let Some(logs) = self.rtapp_logs.as_mut() {
+            logs.close(t);
+        }
         self.resched_curr(cpu);
     }
 
     // ----- runqueue operations ----------------------------------------------------------
 
     /// `enqueue_task()` of the task's class, plus `rq->nr_running`.
-    fn enqueue_task(&mut self, t: TaskId, cpu: usize, flags: QueueFlags, head: bool, now: Time, q: &mut EventQueue<Event>) {
+    fn enqueue_task(
+        &mut self,
+        t: TaskId,
+        cpu: usize,
+        flags: QueueFlags,
+        head: bool,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
         let task = &mut self.tasks[t];
         debug_assert!(!task.on_rq, "task {} enqueued twice", task.pid);
         task.on_rq = true;
@@ -394,8 +431,14 @@ impl Kernel {
                 Class::Fair => {
                     self.update_curr(cpu, now);
                     let normal = self.tasks[t].policy == Policy::Other;
-                    self.fair.check_preempt_wakeup(cpu, self.tasks[c].se, self.tasks[t].se, normal, fork, now)
-                        == Preempt::Yes
+                    self.fair.check_preempt_wakeup(
+                        cpu,
+                        self.tasks[c].se,
+                        self.tasks[t].se,
+                        normal,
+                        fork,
+                        now,
+                    ) == Preempt::Yes
                 }
                 Class::Rt => self.tasks[t].prio() < self.tasks[c].prio(),
                 Class::Dl => self.tasks[t].dl.deadline < self.tasks[c].dl.deadline,
@@ -514,13 +557,22 @@ impl Kernel {
     }
 
     /// `try_to_wake_up()`. `waker_cpu` is where the wakeup is issued (for the trace).
-    fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+    fn try_to_wake_up(
+        &mut self,
+        t: TaskId,
+        waker_cpu: usize,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
         let st = self.tasks[t].state;
         if st != TaskState::Interruptible && st != TaskState::Uninterruptible {
             return;
         }
         let prev = self.tasks[t].cpu;
-        self.emit_task(now, waker_cpu, t, |p| TraceEvent::SchedWaking { p, target_cpu: prev });
+        self.emit_task(now, waker_cpu, t, |p| TraceEvent::SchedWaking {
+            p,
+            target_cpu: prev,
+        });
         let task = &mut self.tasks[t];
         task.state = TaskState::Running;
         task.wake_gen += 1;
@@ -547,7 +599,10 @@ impl Kernel {
             q,
         );
         self.check_preempt_curr(cpu, t, false, now);
-        self.emit_task(now, waker_cpu, t, |p| TraceEvent::SchedWakeup { p, target_cpu: cpu });
+        self.emit_task(now, waker_cpu, t, |p| TraceEvent::SchedWakeup {
+            p,
+            target_cpu: cpu,
+        });
     }
 
     // ----- schedule() -------------------------------------------------------------------
@@ -555,16 +610,18 @@ impl Kernel {
     /// `put_prev_task()` + `pick_next_task()` + `set_next_task()`.
     fn pick_next_task(&mut self, cpu: usize, prev: Option<TaskId>, now: Time) -> Option<TaskId> {
         if let Some(p) = prev {
-            if self.tasks[p].class() == Class::Fair && self.fair.rqs[cpu].curr == Some(self.tasks[p].se) {
+            if self.tasks[p].class() == Class::Fair
+                && self.fair.rqs[cpu].curr == Some(self.tasks[p].se)
+            {
                 self.fair.put_prev_entity(cpu, self.tasks[p].se, now);
             }
         }
         let rq = &self.rqs[cpu];
-        let next = rq
-            .dl
-            .pick()
-            .or_else(|| rq.rt.pick())
-            .or_else(|| self.fair.pick_next_entity(cpu).map(|se| self.fair.ses[se].task));
+        let next = rq.dl.pick().or_else(|| rq.rt.pick()).or_else(|| {
+            self.fair
+                .pick_next_entity(cpu)
+                .map(|se| self.fair.ses[se].task)
+        });
         if let Some(n) = next {
             if self.tasks[n].class() == Class::Fair {
                 self.fair.set_next_entity(cpu, self.tasks[n].se, now);
@@ -640,13 +697,24 @@ impl Kernel {
         self.update_tick(cpu, now, q);
     }
 
-    fn context_switch(&mut self, cpu: usize, prev: Option<TaskId>, prev_state: TaskState, next: Option<TaskId>, now: Time) {
+    fn context_switch(
+        &mut self,
+        cpu: usize,
+        prev: Option<TaskId>,
+        prev_state: TaskState,
+        next: Option<TaskId>,
+        now: Time,
+    ) {
         self.account_cpu_time(cpu, now);
         if prev.is_none() {
-            self.emit(now, cpu, &TraceEvent::CpuIdle {
-                state: PWR_EVENT_EXIT,
+            self.emit(
+                now,
                 cpu,
-            });
+                &TraceEvent::CpuIdle {
+                    state: PWR_EVENT_EXIT,
+                    cpu,
+                },
+            );
         }
         if let Some(p) = prev {
             if prev_state == TaskState::Running {
@@ -667,7 +735,12 @@ impl Kernel {
         let rq = &mut self.rqs[cpu];
         rq.curr = next;
         rq.exec_start = now;
-        rq.progress_ts = now + if next.is_some() { self.variant.cost_context_switch_ns } else { 0 };
+        rq.progress_ts = now
+            + if next.is_some() {
+                self.variant.cost_context_switch_ns
+            } else {
+                0
+            };
         match next {
             Some(n) => {
                 let task = &mut self.tasks[n];
@@ -693,7 +766,13 @@ impl Kernel {
                 rq.tick_on = true;
                 rq.tick_gen += 1;
                 let tick = self.variant.tick_ns();
-                q.schedule((now / tick + 1) * tick, Event::Tick { cpu, gen: rq.tick_gen });
+                q.schedule(
+                    (now / tick + 1) * tick,
+                    Event::Tick {
+                        cpu,
+                        gen: rq.tick_gen,
+                    },
+                );
             }
             (false, true) => {
                 rq.tick_on = false;
@@ -749,6 +828,11 @@ impl Kernel {
             user: &mut self.user,
         };
         let call = task.thread.step(&mut ctx);
+        if let Some(logs) = self.rtapp_logs.as_mut() {
+            task.thread.drain_log(&mut self.log_scratch);
+            logs.write(t, &task.name, &self.log_scratch);
+            self.log_scratch.clear();
+        }
         // Requests that complete at once still take CPU time: a system call's cost.
         let mut activity = Activity::Work(cost);
         match call {
@@ -786,7 +870,8 @@ impl Kernel {
             }
             Syscall::CondSignal(c) | Syscall::CondBroadcast(c) => {
                 let mut wake = std::mem::take(&mut self.wake_scratch);
-                self.futex.cond_wake(c, matches!(call, Syscall::CondBroadcast(_)), &mut wake);
+                self.futex
+                    .cond_wake(c, matches!(call, Syscall::CondBroadcast(_)), &mut wake);
                 for w in wake.drain(..) {
                     self.try_to_wake_up(w, cpu, now, q);
                 }
@@ -825,7 +910,13 @@ impl Kernel {
         self.block(t);
         let task = &mut self.tasks[t];
         task.state = state;
-        q.schedule(until, Event::Wake { task: t, gen: task.wake_gen });
+        q.schedule(
+            until,
+            Event::Wake {
+                task: t,
+                gen: task.wake_gen,
+            },
+        );
     }
 
     /// The running task blocks (`schedule()` will dequeue it).
@@ -868,12 +959,19 @@ impl Kernel {
     }
 
     /// `__sched_setscheduler()` of the running task: requeue under the new class/priority.
-    fn setscheduler(&mut self, t: TaskId, params: SchedParams, now: Time, q: &mut EventQueue<Event>) {
+    fn setscheduler(
+        &mut self,
+        t: TaskId,
+        params: SchedParams,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
         let cpu = self.tasks[t].cpu;
         let (nice, rt_priority) = split_priority(params);
         {
             let task = &self.tasks[t];
-            if task.policy == params.policy && task.nice == nice && task.rt_priority == rt_priority {
+            if task.policy == params.policy && task.nice == nice && task.rt_priority == rt_priority
+            {
                 return;
             }
         }
@@ -890,7 +988,8 @@ impl Kernel {
         task.nice = nice;
         task.rt_priority = rt_priority;
         task.dl = dl_entity(params);
-        self.fair.reweight(task.se, LoadWeight::for_nice(nice, idle), idle);
+        self.fair
+            .reweight(task.se, LoadWeight::for_nice(nice, idle), idle);
         self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
         if running && self.tasks[t].class() == Class::Fair {
             self.fair.set_next_entity(cpu, self.tasks[t].se, now);
@@ -963,11 +1062,18 @@ impl Kernel {
                 queued[t.cpu] += 1;
             }
             let running_on = self.rqs.iter().filter(|rq| rq.curr == Some(id)).count();
-            assert!(running_on <= 1, "task {} current on {running_on} CPUs", t.pid);
+            assert!(
+                running_on <= 1,
+                "task {} current on {running_on} CPUs",
+                t.pid
+            );
             assert!(running_on == 0 || t.state == TaskState::Running);
         }
         for (cpu, rq) in self.rqs.iter().enumerate() {
-            assert_eq!(queued[cpu], rq.nr_running, "cpu {cpu}: nr_running out of step");
+            assert_eq!(
+                queued[cpu], rq.nr_running,
+                "cpu {cpu}: nr_running out of step"
+            );
             self.fair.check_rq(cpu);
             if let Some(c) = rq.curr {
                 assert_eq!(self.tasks[c].cpu, cpu, "current task on the wrong CPU");
@@ -1057,7 +1163,15 @@ fn arm_dl_timer(dl: &DlEntity, t: TaskId, now: Time, q: &mut EventQueue<Event>) 
 }
 
 fn dl_entity(p: SchedParams) -> DlEntity {
-    let period = if p.dl_period_ns > 0 { p.dl_period_ns } else { p.dl_runtime_ns };
-    let deadline = if p.dl_deadline_ns > 0 { p.dl_deadline_ns } else { period };
+    let period = if p.dl_period_ns > 0 {
+        p.dl_period_ns
+    } else {
+        p.dl_runtime_ns
+    };
+    let deadline = if p.dl_deadline_ns > 0 {
+        p.dl_deadline_ns
+    } else {
+        period
+    };
     DlEntity::new(p.dl_runtime_ns, deadline, period)
 }

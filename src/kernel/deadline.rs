@@ -104,7 +104,10 @@ impl DlRq {
     }
 
     pub fn waiting(&self, except: Option<TaskId>) -> impl Iterator<Item = TaskId> + '_ {
-        self.queue.iter().map(|e| e.1).filter(move |&t| Some(t) != except)
+        self.queue
+            .iter()
+            .map(|e| e.1)
+            .filter(move |&t| Some(t) != except)
     }
 }
 

@@ -23,8 +23,8 @@ pub const WMULT_IDLEPRIO: u64 = 1_431_655_765;
 /// `sched_prio_to_weight[]` (core.c): nice -20 .. 19, each step ~10% of CPU.
 pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
     88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
-    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110,
-    87, 70, 56, 45, 36, 29, 23, 18, 15,
+    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87,
+    70, 56, 45, 36, 29, 23, 18, 15,
 ];
 
 /// `sched_prio_to_wmult[]` (core.c): 2^32 / weight, precomputed.
@@ -32,8 +32,7 @@ pub const SCHED_PRIO_TO_WMULT: [u64; 40] = [
     48388, 59856, 76040, 92818, 118348, 147320, 184698, 229616, 287308, 360437, 449829, 563644,
     704093, 875809, 1099582, 1376151, 1717300, 2157191, 2708050, 3363326, 4194304, 5237765,
     6557202, 8165337, 10153587, 12820798, 15790321, 19976592, 24970740, 31350126, 39045157,
-    49367440, 61356676, 76695844, 95443717, 119304647, 148102320, 186737708, 238609294,
-    286331153,
+    49367440, 61356676, 76695844, 95443717, 119304647, 148102320, 186737708, 238609294, 286331153,
 ];
 
 /// `struct load_weight`.
@@ -76,10 +75,8 @@ impl LoadWeight {
             self.inv_weight
         } else if self.weight >= WMULT_CONST {
             1
-        } else if self.weight == 0 {
-            WMULT_CONST
         } else {
-            WMULT_CONST / self.weight
+            WMULT_CONST.checked_div(self.weight).unwrap_or(WMULT_CONST)
         }
     }
 }
@@ -268,7 +265,10 @@ impl Fair {
         let key = self.key(se);
         let tl = &mut self.rqs[cfs].timeline;
         let i = tl.partition_point(|e| (e.0, e.1) < key);
-        debug_assert!(tl.get(i).map(|e| e.2) == Some(se), "entity not in its timeline");
+        debug_assert!(
+            tl.get(i).map(|e| e.2) == Some(se),
+            "entity not in its timeline"
+        );
         tl.remove(i);
     }
 
@@ -646,11 +646,24 @@ impl Fair {
     #[cfg(debug_assertions)]
     pub fn check_rq(&self, cfs: usize) {
         let rq = &self.rqs[cfs];
-        debug_assert!(rq.timeline.windows(2).all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
-        let queued = rq.timeline.len() as u32 + u32::from(rq.curr.is_some_and(|c| self.ses[c].on_rq));
-        debug_assert_eq!(queued, rq.nr_running, "cfs_rq {cfs}: nr_running out of step");
-        let w: u64 = rq.timeline.iter().map(|e| self.ses[e.2].load.weight).sum::<u64>()
-            + rq.curr.filter(|&c| self.ses[c].on_rq).map_or(0, |c| self.ses[c].load.weight);
+        debug_assert!(rq
+            .timeline
+            .windows(2)
+            .all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
+        let queued =
+            rq.timeline.len() as u32 + u32::from(rq.curr.is_some_and(|c| self.ses[c].on_rq));
+        debug_assert_eq!(
+            queued, rq.nr_running,
+            "cfs_rq {cfs}: nr_running out of step"
+        );
+        let w: u64 = rq
+            .timeline
+            .iter()
+            .map(|e| self.ses[e.2].load.weight)
+            .sum::<u64>()
+            + rq.curr
+                .filter(|&c| self.ses[c].on_rq)
+                .map_or(0, |c| self.ses[c].load.weight);
         debug_assert_eq!(w, rq.load.weight, "cfs_rq {cfs}: load out of step");
     }
 }
@@ -663,7 +676,10 @@ mod tests {
     fn wmult_is_two_to_the_32_over_weight() {
         for (w, m) in SCHED_PRIO_TO_WEIGHT.iter().zip(SCHED_PRIO_TO_WMULT) {
             let exact = (1u64 << 32) as f64 / *w as f64;
-            assert!((exact - m as f64).abs() <= 1.0, "weight {w}: {m} vs {exact}");
+            assert!(
+                (exact - m as f64).abs() <= 1.0,
+                "weight {w}: {m} vs {exact}"
+            );
         }
     }
 
@@ -691,7 +707,7 @@ mod tests {
         let mut q = LoadWeight::default();
         q.add(2048);
         let s = calc_delta(6_000_000, 1024, &q);
-        assert!(s <= 3_000_000 && s >= 2_999_990, "{s}");
+        assert!((2_999_990..=3_000_000).contains(&s), "{s}");
     }
 
     fn fair(nr_cpus: usize) -> Fair {

@@ -80,10 +80,7 @@ impl Futexes {
     /// Wake one (or all) waiters of a condition; each must take its mutex again. Pushes onto
     /// `wake` the tasks that got their mutex and can run; the others now wait on the mutex.
     pub fn cond_wake(&mut self, c: usize, all: bool, wake: &mut Vec<TaskId>) {
-        loop {
-            let Some((t, m)) = self.conds[c].waiters.pop_front() else {
-                break;
-            };
+        while let Some((t, m)) = self.conds[c].waiters.pop_front() {
             if self.lock(m, t) == Outcome::Proceed {
                 wake.push(t);
             }

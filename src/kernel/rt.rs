@@ -53,7 +53,10 @@ impl RtRq {
     pub fn dequeue(&mut self, task: TaskId, prio: usize) {
         let q = &mut self.queues[prio];
         let i = q.iter().position(|&t| t == task);
-        debug_assert!(i.is_some(), "RT task {task} not on its priority list {prio}");
+        debug_assert!(
+            i.is_some(),
+            "RT task {task} not on its priority list {prio}"
+        );
         if let Some(i) = i {
             q.remove(i);
             self.nr_running -= 1;

@@ -158,27 +158,75 @@ macro_rules! knob {
 
 const KNOBS: &[Knob] = &[
     knob!("config.HZ", Uint(100, 1000), hz),
-    knob!("feature.GENTLE_FAIR_SLEEPERS", Bool, features.gentle_fair_sleepers),
+    knob!(
+        "feature.GENTLE_FAIR_SLEEPERS",
+        Bool,
+        features.gentle_fair_sleepers
+    ),
     knob!("feature.START_DEBIT", Bool, features.start_debit),
     knob!("feature.NEXT_BUDDY", Bool, features.next_buddy),
     knob!("feature.LAST_BUDDY", Bool, features.last_buddy),
-    knob!("feature.WAKEUP_PREEMPTION", Bool, features.wakeup_preemption),
+    knob!(
+        "feature.WAKEUP_PREEMPTION",
+        Bool,
+        features.wakeup_preemption
+    ),
     knob!("feature.ALT_PERIOD", Bool, features.alt_period),
     knob!("feature.BASE_SLICE", Bool, features.base_slice),
-    knob!("debug.latency_ns", Uint(100_000, 1_000_000_000), sched_latency_ns),
-    knob!("debug.min_granularity_ns", Uint(100_000, 1_000_000_000), sched_min_granularity_ns),
-    knob!("debug.wakeup_granularity_ns", Uint(0, 1_000_000_000), sched_wakeup_granularity_ns),
-    knob!("debug.idle_min_granularity_ns", Uint(100_000, 1_000_000_000), sched_idle_min_granularity_ns),
+    knob!(
+        "debug.latency_ns",
+        Uint(100_000, 1_000_000_000),
+        sched_latency_ns
+    ),
+    knob!(
+        "debug.min_granularity_ns",
+        Uint(100_000, 1_000_000_000),
+        sched_min_granularity_ns
+    ),
+    knob!(
+        "debug.wakeup_granularity_ns",
+        Uint(0, 1_000_000_000),
+        sched_wakeup_granularity_ns
+    ),
+    knob!(
+        "debug.idle_min_granularity_ns",
+        Uint(100_000, 1_000_000_000),
+        sched_idle_min_granularity_ns
+    ),
     knob!("debug.tunable_scaling", Uint(0, 2), sched_tunable_scaling),
-    knob!("debug.migration_cost_ns", Uint(0, 1_000_000_000), sched_migration_cost_ns),
-    knob!("kernel.sched_rt_runtime_us", Int(-1, 1_000_000_000), sched_rt_runtime_us),
-    knob!("kernel.sched_rt_period_us", Uint(1, 1_000_000_000), sched_rt_period_us),
-    knob!("kernel.sched_rr_timeslice_ms", Uint(1, 1_000_000), sched_rr_timeslice_ms),
-    knob!("cost.context_switch_ns", Uint(0, 1_000_000), cost_context_switch_ns),
+    knob!(
+        "debug.migration_cost_ns",
+        Uint(0, 1_000_000_000),
+        sched_migration_cost_ns
+    ),
+    knob!(
+        "kernel.sched_rt_runtime_us",
+        Int(-1, 1_000_000_000),
+        sched_rt_runtime_us
+    ),
+    knob!(
+        "kernel.sched_rt_period_us",
+        Uint(1, 1_000_000_000),
+        sched_rt_period_us
+    ),
+    knob!(
+        "kernel.sched_rr_timeslice_ms",
+        Uint(1, 1_000_000),
+        sched_rr_timeslice_ms
+    ),
+    knob!(
+        "cost.context_switch_ns",
+        Uint(0, 1_000_000),
+        cost_context_switch_ns
+    ),
     // At least 1 ns: a thread looping on requests that complete at once must still see
     // time pass.
     knob!("cost.syscall_ns", Uint(1, 1_000_000), cost_syscall_ns),
-    knob!("model.start_spread_ns", Uint(0, 1_000_000_000), start_spread_ns),
+    knob!(
+        "model.start_spread_ns",
+        Uint(0, 1_000_000_000),
+        start_spread_ns
+    ),
 ];
 
 const GOVERNOR_KEY: &str = "cpufreq.governor";
@@ -233,7 +281,12 @@ impl Variant {
     pub fn set_pair(&mut self, pair: &str, source: &str) -> Result<(), InputError> {
         match pair.split_once('=') {
             Some((k, v)) => self.set(k.trim(), v, source),
-            None => Err(InputError::new(source, pair, "KEY=VALUE", format!("`{pair}`"))),
+            None => Err(InputError::new(
+                source,
+                pair,
+                "KEY=VALUE",
+                format!("`{pair}`"),
+            )),
         }
     }
 

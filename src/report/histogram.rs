@@ -111,6 +111,9 @@ mod tests {
 
     #[test]
     fn empty_summary_is_zero() {
-        assert_eq!(LatencyHistogram::default().summary(), LatencySummary::default());
+        assert_eq!(
+            LatencyHistogram::default().summary(),
+            LatencySummary::default()
+        );
     }
 }

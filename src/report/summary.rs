@@ -14,12 +14,26 @@ pub fn summary(r: &Results) -> String {
     let _ = writeln!(
         s,
         "schedlab {}: {} on {}, {:.3} s simulated, seed {}, governor {}",
-        r.schedlab_version, r.workload, r.platform, secs, r.seed, r.variant["cpufreq.governor"].as_str().unwrap_or("?")
+        r.schedlab_version,
+        r.workload,
+        r.platform,
+        secs,
+        r.seed,
+        r.variant["cpufreq.governor"].as_str().unwrap_or("?")
     );
     let _ = writeln!(
         s,
         "\n{:<24} {:>7} {:>6} {:>11} {:>8} {:>6} {:>10} {:>10} {:>10} {:>6}",
-        "task", "pid", "prio", "runtime ms", "wakeups", "migr", "lat p50 us", "lat p99 us", "lat max us", "missed"
+        "task",
+        "pid",
+        "prio",
+        "runtime ms",
+        "wakeups",
+        "migr",
+        "lat p50 us",
+        "lat p99 us",
+        "lat max us",
+        "missed"
     );
     for t in &r.tasks {
         let l = &t.wakeup_latency_ns;
@@ -38,14 +52,24 @@ pub fn summary(r: &Results) -> String {
             t.deadline_misses
         );
     }
-    let _ = writeln!(s, "\n{:<5} {:>8} {:>7}  frequency residency", "cpu", "capacity", "busy %");
+    let _ = writeln!(
+        s,
+        "\n{:<5} {:>8} {:>7}  frequency residency",
+        "cpu", "capacity", "busy %"
+    );
     for c in &r.cpus {
         let total = (c.busy_ns + c.idle_ns).max(1);
         let res: Vec<String> = c
             .freq_residency_ns
             .iter()
             .filter(|(_, &ns)| ns > 0)
-            .map(|(khz, &ns)| format!("{} MHz {:.0}%", khz.parse::<u64>().unwrap_or(0) / 1000, 100.0 * ns as f64 / total as f64))
+            .map(|(khz, &ns)| {
+                format!(
+                    "{} MHz {:.0}%",
+                    khz.parse::<u64>().unwrap_or(0) / 1000,
+                    100.0 * ns as f64 / total as f64
+                )
+            })
             .collect();
         let _ = writeln!(
             s,

@@ -60,7 +60,11 @@ impl<E> EventQueue<E> {
 
     /// Schedule `event` at `time`, which must not lie in the past.
     pub fn schedule(&mut self, time: Time, event: E) {
-        debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        debug_assert!(
+            time >= self.now,
+            "event scheduled in the past: {time} < {}",
+            self.now
+        );
         let seq = self.next_seq;
         self.next_seq += 1;
         self.heap.push(Entry {

@@ -23,7 +23,13 @@ impl<W: Write> Ftrace<W> {
         Ok(self.out)
     }
 
-    fn write(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>, ev: &TraceEvent<'_>) -> io::Result<()> {
+    fn write(
+        &mut self,
+        ts: u64,
+        cpu: usize,
+        current: Option<TaskRef<'_>>,
+        ev: &TraceEvent<'_>,
+    ) -> io::Result<()> {
         let (comm, pid) = current.map_or((IDLE_COMM, 0), |t| (t.comm, t.pid));
         let o = &mut self.out;
         write!(
@@ -85,7 +91,11 @@ fn write_comm<W: Write>(o: &mut W, t: TaskRef<'_>, cpu: usize) -> io::Result<()>
 }
 
 fn wakeup<W: Write>(o: &mut W, name: &str, p: TaskRef<'_>, target: usize) -> io::Result<()> {
-    writeln!(o, "{name}: comm={} pid={} prio={} target_cpu={target:03}", p.comm, p.pid, p.prio)
+    writeln!(
+        o,
+        "{name}: comm={} pid={} prio={} target_cpu={target:03}",
+        p.comm, p.pid, p.prio
+    )
 }
 
 impl<W: Write> Observer for Ftrace<W> {

@@ -3,8 +3,10 @@
 //! (`rtapp_log.rs`). The kernel emits `TraceEvent`s; it knows nothing of formats.
 
 mod ftrace;
+mod rtapp_log;
 
 pub use ftrace::Ftrace;
+pub use rtapp_log::RtappLogs;
 
 /// How an event names a task: comm (≤ 15 chars), pid, kernel prio.
 #[derive(Debug, Clone, Copy)]

@@ -727,7 +727,7 @@ impl<'a> Parser<'a> {
     /// Splits an object's known keys into a map, refusing unknown and repeated ones.
     fn properties<'v>(
         &self,
-        m: &'v Members,
+        m: impl IntoIterator<Item = &'v (String, Value, json::Pos)>,
         base: &str,
         allowed: &[&str],
         expected: &str,
@@ -831,40 +831,31 @@ impl<'a> Parser<'a> {
     fn task(&mut self, t: usize, name: &str, m: &Members) -> Result<TaskSpec, InputError> {
         let base = format!("tasks.{name}");
         let has_phases = m.iter().any(|(k, _, _)| k == "phases");
-        let mut props = Vec::new();
-        let mut events = Vec::new();
-        for entry in m {
-            if event_kind(&entry.0).is_some() {
-                if has_phases {
-                    return Err(self.err(
-                        &join(&base, &entry.0),
-                        "events inside \"phases\" when the task has phases",
-                        format!("event {}", quote(&entry.0)),
-                    ));
-                }
-                events.push(entry);
-            }
-            // A task-level exact "runtime" is also the legacy name of dl-runtime.
-            if event_kind(&entry.0).is_none() || entry.0 == "runtime" {
-                props.push(entry.clone());
-            }
+        let events: Vec<_> = m
+            .iter()
+            .filter(|(k, _, _)| event_kind(k).is_some())
+            .collect();
+        if let (true, Some((k, _, _))) = (has_phases, events.first()) {
+            return Err(self.err(
+                &join(&base, k),
+                "events inside \"phases\" when the task has phases",
+                format!("event {}", quote(k)),
+            ));
         }
+        // rt-app's legacy grammar also reads an exact task-level "runtime" as dl-runtime:
+        // the last one, which is the one json-c keeps.
+        let legacy_runtime = m.iter().rev().find(|(k, _, _)| k == "runtime");
+        let props = m
+            .iter()
+            .filter(|(k, _, _)| event_kind(k).is_none())
+            .chain(legacy_runtime);
         let expected = format!(
             "an event ({EVENT_LIST}) or a task property ({})",
             TASK_KEYS.join(", ")
         );
         let mut keys = TASK_KEYS.to_vec();
         keys.push("runtime");
-        // Several "runtime" events are fine: keep only the last as the legacy value, as
-        // json-c would.
-        let last_runtime = props.iter().rposition(|(k, _, _)| k == "runtime");
-        let props: Vec<_> = props
-            .into_iter()
-            .enumerate()
-            .filter(|(i, (k, _, _))| k != "runtime" || Some(*i) == last_runtime)
-            .map(|(_, e)| e)
-            .collect();
-        let p = self.properties(&props, &base, &keys, &expected)?;
+        let p = self.properties(props, &base, &keys, &expected)?;
 
         let instances = self.task_instances[t];
         let sched = self.sched_keys(&p, &base, true)?;
@@ -992,20 +983,16 @@ impl<'a> Parser<'a> {
         base: &str,
         cur: &mut SchedParams,
     ) -> Result<PhaseSpec, InputError> {
-        let mut props = Vec::new();
-        let mut events = Vec::new();
-        for entry in m {
-            if event_kind(&entry.0).is_some() {
-                events.push(entry);
-            } else {
-                props.push(entry.clone());
-            }
-        }
+        let events: Vec<_> = m
+            .iter()
+            .filter(|(k, _, _)| event_kind(k).is_some())
+            .collect();
+        let props = m.iter().filter(|(k, _, _)| event_kind(k).is_none());
         let expected = format!(
             "an event ({EVENT_LIST}) or a phase property ({})",
             PHASE_KEYS.join(", ")
         );
-        let p = self.properties(&props, base, PHASE_KEYS, &expected)?;
+        let p = self.properties(props, base, PHASE_KEYS, &expected)?;
         if events.is_empty() {
             return Err(self.err(base, format!("at least one event ({EVENT_LIST})"), "none"));
         }
@@ -1024,17 +1011,28 @@ impl<'a> Parser<'a> {
                 (None, Some(pol)) => default_priority(pol),
                 (None, None) => cur.priority,
             };
-            let keep = |v: Option<u64>, old: u64| v.map_or(old, |us| us * 1000);
-            let dl_runtime_ns = keep(sched.dl_runtime, cur.dl_runtime_ns);
+            // Runtime, period and deadline not given stay as they are while the policy
+            // stays (rt-app asks the kernel to keep them); a new policy starts from 0.
+            let old = if policy == cur.policy {
+                *cur
+            } else {
+                SchedParams {
+                    dl_runtime_ns: 0,
+                    dl_deadline_ns: 0,
+                    dl_period_ns: 0,
+                    ..*cur
+                }
+            };
+            let dl_runtime_ns = sched.dl_runtime.map_or(old.dl_runtime_ns, |us| us * 1000);
             let dl_period_ns = match sched.dl_period {
                 Some(us) => us * 1000,
                 None if sched.dl_runtime.is_some() => dl_runtime_ns,
-                None => cur.dl_period_ns,
+                None => old.dl_period_ns,
             };
             let dl_deadline_ns = match sched.dl_deadline {
                 Some(us) => us * 1000,
                 None if sched.dl_runtime.is_some() || sched.dl_period.is_some() => dl_period_ns,
-                None => cur.dl_deadline_ns,
+                None => old.dl_deadline_ns,
             };
             let params = SchedParams {
                 policy,
@@ -1112,7 +1110,7 @@ impl<'a> Parser<'a> {
                         &join(base, key),
                         -1,
                         1024,
-                        "a utilization clamp from 0 to 1024, or -1 (unchanged)",
+                        "a utilization clamp, or -1 for unchanged",
                     )?;
                     Ok((c >= 0).then_some(c as i32))
                 }
@@ -1221,14 +1219,8 @@ impl<'a> Parser<'a> {
             .enumerate()
             .map(|(i, (c, _))| {
                 // The affinity mask (CpuSet) holds 64 CPUs.
-                self.int_in(
-                    c,
-                    &format!("{place}[{i}]"),
-                    0,
-                    63,
-                    "a CPU number from 0 to 63",
-                )
-                .map(|c| c as usize)
+                self.int_in(c, &format!("{place}[{i}]"), 0, 63, "a CPU number")
+                    .map(|c| c as usize)
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
@@ -1264,7 +1256,7 @@ impl<'a> Parser<'a> {
                 &join(base, "latency_nice"),
                 -20,
                 19,
-                "a latency nice from -20 to 19",
+                "a latency nice value",
             )? as i32)),
             None => Ok(None),
         }
@@ -1308,14 +1300,8 @@ impl<'a> Parser<'a> {
         place: &str,
     ) -> Result<Event, InputError> {
         let duration = |p: &Self| {
-            p.int_in(
-                v,
-                place,
-                0,
-                INT_MAX,
-                "a duration in µs from 0 to 2147483647",
-            )
-            .map(|d| d as u64)
+            p.int_in(v, place, 0, INT_MAX, "a duration in µs")
+                .map(|d| d as u64)
         };
         Ok(match kind {
             Kind::Run => Event::Run {
@@ -1633,7 +1619,7 @@ impl<'a> Parser<'a> {
                     (i64::MIN, i64::MAX) => String::new(),
                     (i64::MIN, hi) => format!(" (at most {hi})"),
                     (lo, i64::MAX) => format!(" (at least {lo})"),
-                    (lo, hi) => format!(" ({lo} to {hi})"),
+                    (lo, hi) => format!(" (from {lo} to {hi})"),
                 };
                 Err(self.err(place, format!("{what}{range}"), v.describe()))
             }

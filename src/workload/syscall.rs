@@ -79,17 +79,28 @@ pub struct SchedParams {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Syscall {
     /// Burn CPU: an amount of work in capacity·ns (at capacity `c` it takes `work / c` ns).
-    Run { work: u64 },
+    Run {
+        work: u64,
+    },
     /// Burn CPU until the wall clock reaches `until` ns (rt-app `runtime`).
-    RunUntil { until: u64 },
+    RunUntil {
+        until: u64,
+    },
     /// `clock_nanosleep(TIMER_ABSTIME)`: interruptible sleep until `until` ns.
-    SleepUntil { until: u64 },
+    SleepUntil {
+        until: u64,
+    },
     /// Blocking I/O: uninterruptible sleep in iowait for `service_ns`.
-    Io { service_ns: u64 },
+    Io {
+        service_ns: u64,
+    },
     MutexLock(usize),
     MutexUnlock(usize),
     /// `pthread_cond_wait`: release the mutex, wait for a signal, take the mutex again.
-    CondWait { cond: usize, mutex: usize },
+    CondWait {
+        cond: usize,
+        mutex: usize,
+    },
     /// `pthread_cond_signal`: wake one waiter (lost if none waits).
     CondSignal(usize),
     /// `pthread_cond_broadcast`: wake all waiters.
@@ -99,13 +110,18 @@ pub enum Syscall {
     /// `sched_yield()`.
     Yield,
     /// Create a new thread running the workload's task `task` (index into `Workload::tasks`).
-    Fork { task: usize },
+    Fork {
+        task: usize,
+    },
     /// `sched_setaffinity()`.
     SetAffinity(CpuSet),
     /// `sched_setattr()` of policy and priority.
     SetScheduler(SchedParams),
     /// `sched_setattr()` with SCHED_FLAG_UTIL_CLAMP_*: -1 resets, None leaves unchanged.
-    SetUclamp { min: Option<i32>, max: Option<i32> },
+    SetUclamp {
+        min: Option<i32>,
+        max: Option<i32>,
+    },
     /// Move this thread to the task group at index `group` of `Workload::taskgroups`.
     SetTaskgroup(usize),
     /// Thread end.

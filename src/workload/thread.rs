@@ -336,8 +336,11 @@ impl Thread {
     ) -> Thread {
         let spec = &workload.tasks[task];
         let mask = |cpus: &Option<Vec<usize>>| {
-            cpus.as_ref()
-                .map(|c| CpuSet(c.iter().fold(0u64, |m, &cpu| m | 1u64 << cpu)))
+            cpus.as_ref().map(|c| {
+                CpuSet(c.iter().fold(0u64, |m, &cpu| {
+                    m | 1u64.checked_shl(cpu as u32).unwrap_or(0)
+                }))
+            })
         };
         let all = CpuSet(u64::MAX);
         Thread {
@@ -467,7 +470,7 @@ impl Thread {
                     self.pc = Pc::IterStart;
                 }
                 Pc::IterStart => {
-                    if self.thread_loop == self.task_loop {
+                    if self.thread_loop == self.task_loop || self.phases.is_empty() {
                         self.pc = Pc::Done;
                         continue;
                     }
@@ -618,7 +621,7 @@ impl Thread {
                 if us == 0 {
                     return None;
                 }
-                let work = us * 1000 * self.run_capacity;
+                let work = (us * 1000).saturating_mul(self.run_capacity);
                 (Syscall::Run { work }, run_pending(false))
             }
             Event::Runtime { us } => {
@@ -678,7 +681,10 @@ impl Thread {
                 (Syscall::Run { work }, Pending::None)
             }
             Event::MemChase { hops } => {
-                let work = hops * self.mem_chase_ns_per_hop * 1024;
+                // Both factors come from the file (up to 2^31 each): saturate.
+                let work = hops
+                    .saturating_mul(self.mem_chase_ns_per_hop)
+                    .saturating_mul(1024);
                 if work == 0 {
                     return None;
                 }

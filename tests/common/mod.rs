@@ -13,7 +13,14 @@ pub fn run_json(platform: &str, json: &str, duration_ns: u64, sets: &[&str]) -> 
     run_full(platform, json, duration_ns, sets, 0, &Outputs::default())
 }
 
-pub fn run_full(platform: &str, json: &str, duration_ns: u64, sets: &[&str], seed: u64, out: &Outputs) -> Results {
+pub fn run_full(
+    platform: &str,
+    json: &str,
+    duration_ns: u64,
+    sets: &[&str],
+    seed: u64,
+    out: &Outputs,
+) -> Results {
     let platform = Platform::resolve(platform).expect("platform");
     let workload = parse_workload(json, "test.json").expect("workload parses");
     let mut variant = Variant::default();
@@ -38,10 +45,12 @@ pub fn run_full(platform: &str, json: &str, duration_ns: u64, sets: &[&str], see
 }
 
 pub fn task<'a>(r: &'a Results, name: &str) -> &'a TaskResult {
-    r.tasks
-        .iter()
-        .find(|t| t.name == name)
-        .unwrap_or_else(|| panic!("no task {name} in {:?}", r.tasks.iter().map(|t| &t.name).collect::<Vec<_>>()))
+    r.tasks.iter().find(|t| t.name == name).unwrap_or_else(|| {
+        panic!(
+            "no task {name} in {:?}",
+            r.tasks.iter().map(|t| &t.name).collect::<Vec<_>>()
+        )
+    })
 }
 
 /// The shared rt-app examples, if this checkout has `../shared` beside it.
