@@ -7,11 +7,12 @@
 //! replenishment. Every event handler ends by running `schedule()` on each CPU that needs it,
 //! so a wakeup that preempts takes effect at the same nanosecond (an IPI without delay).
 
+use super::cpuidle::Residency;
 use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
 use super::futex::{Barrier, Cond, Futexes, Mutex, Outcome};
 use super::rt::{RtBandwidth, RtRq};
-use super::sched::{Activity, Class, Rq, Task, TaskId, TaskState, TaskStats};
+use super::sched::{Activity, Class, Domain, Rq, Task, TaskId, TaskState, TaskStats};
 use super::variant::{Governor, Variant};
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Model, SimRng, Time};
@@ -58,6 +59,7 @@ pub struct Kernel {
     user: UserSpace,
     pub tasks: Vec<Task>,
     pub rqs: Vec<Rq>,
+    pub domains: Vec<Domain>,
     pub fair: Fair,
     futex: Futexes,
     rt_bw: RtBandwidth,
@@ -85,12 +87,26 @@ impl Kernel {
         queue: &mut EventQueue<Event>,
     ) -> Kernel {
         let n = platform.nr_cpus();
+        let domains: Vec<Domain> = platform
+            .freq_domains
+            .iter()
+            .map(|d| {
+                let opp = match variant.governor {
+                    Governor::Performance => d.opps.len() - 1,
+                    Governor::Powersave => 0,
+                };
+                Domain {
+                    opp,
+                    busy_cpus: 0,
+                    res: Residency::new(d.opps.len(), d.cluster_idle_states.len(), opp),
+                }
+            })
+            .collect();
         let rqs = (0..n)
             .map(|cpu| {
-                let freq = match variant.governor {
-                    Governor::Performance => platform.max_freq_khz(cpu),
-                    Governor::Powersave => platform.min_freq_khz(cpu),
-                };
+                let dom = platform.cpus[cpu].freq_domain;
+                let opp = domains[dom].opp;
+                let freq = platform.freq_domains[dom].opps[opp].freq_khz;
                 Rq {
                     curr: None,
                     nr_running: 0,
@@ -104,10 +120,11 @@ impl Kernel {
                     exec_start: 0,
                     freq_khz: freq,
                     capacity_cur: platform.capacity_at(cpu, freq) as u64,
-                    busy_ns: 0,
-                    idle_ns: 0,
-                    since: 0,
-                    freq_residency: vec![(freq, 0)],
+                    res: Residency::new(
+                        platform.freq_domains[dom].opps.len(),
+                        platform.cpus[cpu].idle_states.len(),
+                        opp,
+                    ),
                 }
             })
             .collect();
@@ -140,6 +157,7 @@ impl Kernel {
             variant,
             tasks: Vec::new(),
             rqs,
+            domains,
             futex,
             rt_bw,
             rt_period_armed: false,
@@ -516,19 +534,18 @@ impl Kernel {
         );
     }
 
-    /// Busy/idle time and frequency residency up to `now`.
-    fn account_cpu_time(&mut self, cpu: usize, now: Time) {
-        let rq = &mut self.rqs[cpu];
-        let dt = now - rq.since;
-        if rq.curr.is_some() {
-            rq.busy_ns += dt;
+    /// The CPU turns busy or idle: its residency, and its cluster's.
+    fn set_cpu_busy(&mut self, cpu: usize, busy: bool, now: Time) {
+        let c = &self.platform.cpus[cpu];
+        self.rqs[cpu].res.set_busy(now, busy, &c.idle_states);
+        let d = &mut self.domains[c.freq_domain];
+        if busy {
+            d.busy_cpus += 1;
         } else {
-            rq.idle_ns += dt;
+            d.busy_cpus -= 1;
         }
-        if let Some(r) = rq.freq_residency.iter_mut().find(|r| r.0 == rq.freq_khz) {
-            r.1 += dt;
-        }
-        rq.since = now;
+        let states = &self.platform.freq_domains[c.freq_domain].cluster_idle_states;
+        d.res.set_busy(now, d.busy_cpus > 0, states);
     }
 
     // ----- wakeup and placement ---------------------------------------------------------
@@ -705,7 +722,9 @@ impl Kernel {
         next: Option<TaskId>,
         now: Time,
     ) {
-        self.account_cpu_time(cpu, now);
+        if prev.is_none() != next.is_none() {
+            self.set_cpu_busy(cpu, next.is_some(), now);
+        }
         if prev.is_none() {
             self.emit(
                 now,
@@ -1039,12 +1058,18 @@ impl Kernel {
         self.check_invariants();
     }
 
-    /// Close the books at the end of the run: charge running tasks and CPU time to `now`.
+    /// Close the books at the end of the run: charge running tasks and residencies to `now`.
     pub fn finish(&mut self, now: Time) {
         for cpu in 0..self.rqs.len() {
             self.account_progress(cpu, now);
             self.update_curr(cpu, now);
-            self.account_cpu_time(cpu, now);
+            self.rqs[cpu]
+                .res
+                .finish(now, &self.platform.cpus[cpu].idle_states);
+        }
+        for (d, dom) in self.domains.iter_mut().enumerate() {
+            dom.res
+                .finish(now, &self.platform.freq_domains[d].cluster_idle_states);
         }
     }
 

@@ -1,9 +1,10 @@
 //! The simulated kernel, one module per kernel file where possible: `core.rs` (core.c: rq,
 //! wakeup, schedule, fork/exit, setscheduler, migration), `fair.rs` (fair.c: CFS), `rt.rs`
-//! (rt.c), `deadline.rs` (deadline.c), `futex.rs` (the futex-backed pthread objects rt-app
+//! (rt.c), `deadline.rs` (deadline.c), `cpuidle.rs` (time per OPP and idle state, for energy), `futex.rs` (the futex-backed pthread objects rt-app
 //! uses), `variant.rs` (CONFIG_*, sched features, tunables, patch switches).
 
 pub mod core;
+pub mod cpuidle;
 pub mod deadline;
 pub mod fair;
 pub mod futex;

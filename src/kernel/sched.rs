@@ -1,6 +1,7 @@
 //! `task_struct` and `struct rq` (kernel/sched/sched.h): the per-task and per-CPU state the
 //! classes share.
 
+use super::cpuidle::Residency;
 use super::deadline::{DlEntity, DlRq};
 use super::fair::SeId;
 use super::rt::RtRq;
@@ -149,9 +150,16 @@ pub struct Rq {
     /// Current frequency and capacity at it.
     pub freq_khz: u32,
     pub capacity_cur: u64,
-    /// Accounting of busy/idle time and frequency residency.
-    pub busy_ns: u64,
-    pub idle_ns: u64,
-    pub since: u64,
-    pub freq_residency: Vec<(u32, u64)>,
+    /// Busy/idle time per OPP and idle time per idle state.
+    pub res: Residency,
+}
+
+/// A frequency domain (cpufreq policy) and the cluster its CPUs form.
+pub struct Domain {
+    /// Index of the current OPP in the domain's table.
+    pub opp: usize,
+    /// CPUs of the domain not idle.
+    pub busy_cpus: u32,
+    /// The cluster's residency: busy while any of its CPUs is.
+    pub res: Residency,
 }

@@ -1,10 +1,12 @@
-//! What a run reports: the JSON results (`results.rs`), the human summary (`summary.rs`) and
-//! the latency histograms they are built from (`histogram.rs`).
+//! What a run reports: the JSON results (`results.rs`), the human summary (`summary.rs`), the
+//! latency histograms (`histogram.rs`) and energy (`energy.rs`) they are built from.
 
+mod energy;
 mod histogram;
 mod results;
 mod summary;
 
+pub use energy::{cluster_energy_mj, cpu_energy_mj};
 pub use histogram::{LatencyHistogram, LatencySummary};
-pub use results::{CpuResult, Results, TaskResult};
+pub use results::{CpuResult, DomainResult, Results, TaskResult};
 pub use summary::summary;

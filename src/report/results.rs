@@ -1,8 +1,10 @@
 //! The JSON results of a run (DESIGN.md "JSON results"): stable field names, fields are added
 //! and never renamed.
 
-use super::LatencySummary;
+use super::{cluster_energy_mj, cpu_energy_mj, LatencySummary};
+use crate::kernel::cpuidle::Residency;
 use crate::kernel::Kernel;
+use crate::platform::{IdleState, Opp};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -33,8 +35,25 @@ pub struct CpuResult {
     pub capacity_orig: u32,
     pub busy_ns: u64,
     pub idle_ns: u64,
-    /// Time at each frequency, keyed by kHz.
+    /// CPU energy (active + idle states), mJ; the cluster's share is in `domains`.
+    pub energy_mj: f64,
+    /// Time at each frequency (busy or idle), keyed by kHz.
     pub freq_residency_ns: BTreeMap<String, u64>,
+    /// Idle time per idle state, keyed by state name.
+    pub idle_state_ns: BTreeMap<String, u64>,
+}
+
+/// A frequency domain and the cluster its CPUs form.
+#[derive(Debug, Clone, Serialize)]
+pub struct DomainResult {
+    pub cpus: Vec<usize>,
+    /// Time with at least one CPU busy.
+    pub busy_ns: u64,
+    /// Cluster energy (shared logic: active while any CPU runs, cluster idle states), mJ.
+    pub cluster_energy_mj: f64,
+    /// Time of the domain at each frequency, keyed by kHz.
+    pub freq_residency_ns: BTreeMap<String, u64>,
+    pub idle_state_ns: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -47,6 +66,9 @@ pub struct Results {
     pub variant: serde_json::Value,
     pub tasks: Vec<TaskResult>,
     pub cpus: Vec<CpuResult>,
+    pub domains: Vec<DomainResult>,
+    /// Total energy of CPUs and clusters, mJ.
+    pub energy_mj: f64,
     /// Events the engine handled.
     pub sim_events: u64,
     /// Host time the simulation took (0 with `--reproducible`, so results compare byte for
@@ -83,22 +105,39 @@ impl Results {
                 exited: t.state == crate::kernel::sched::TaskState::Dead,
             })
             .collect();
-        let cpus = k
+        let p = &k.platform;
+        let cpus: Vec<CpuResult> = k
             .rqs
             .iter()
             .enumerate()
-            .map(|(cpu, rq)| CpuResult {
-                cpu,
-                capacity_orig: k.platform.cpus[cpu].capacity_orig,
-                busy_ns: rq.busy_ns,
-                idle_ns: rq.idle_ns,
-                freq_residency_ns: rq
-                    .freq_residency
-                    .iter()
-                    .map(|&(khz, ns)| (khz.to_string(), ns))
-                    .collect(),
+            .map(|(cpu, rq)| {
+                let c = &p.cpus[cpu];
+                let opps = &p.freq_domains[c.freq_domain].opps;
+                CpuResult {
+                    cpu,
+                    capacity_orig: c.capacity_orig,
+                    busy_ns: rq.res.busy_ns(),
+                    idle_ns: rq.res.idle_ns(),
+                    energy_mj: cpu_energy_mj(&rq.res, opps, &c.idle_states),
+                    freq_residency_ns: freq_residency(&rq.res, opps),
+                    idle_state_ns: per_state(&rq.res, &c.idle_states),
+                }
             })
             .collect();
+        let domains: Vec<DomainResult> = k
+            .domains
+            .iter()
+            .zip(&p.freq_domains)
+            .map(|(d, fd)| DomainResult {
+                cpus: fd.cpus.clone(),
+                busy_ns: d.res.busy_ns(),
+                cluster_energy_mj: cluster_energy_mj(&d.res, &fd.opps, &fd.cluster_idle_states),
+                freq_residency_ns: freq_residency(&d.res, &fd.opps),
+                idle_state_ns: per_state(&d.res, &fd.cluster_idle_states),
+            })
+            .collect();
+        let energy_mj = cpus.iter().map(|c| c.energy_mj).sum::<f64>()
+            + domains.iter().map(|d| d.cluster_energy_mj).sum::<f64>();
         Results {
             schedlab_version: env!("CARGO_PKG_VERSION"),
             platform: k.platform.name.clone(),
@@ -108,8 +147,31 @@ impl Results {
             variant: k.variant.to_json(),
             tasks,
             cpus,
+            domains,
+            energy_mj,
             sim_events,
             wall_ns,
         }
     }
+}
+
+/// Time at each OPP, busy or idle, keyed by kHz.
+fn freq_residency(res: &Residency, opps: &[Opp]) -> BTreeMap<String, u64> {
+    opps.iter()
+        .enumerate()
+        .map(|(i, o)| {
+            (
+                o.freq_khz.to_string(),
+                res.busy_opp_ns[i] + res.idle_opp_ns[i],
+            )
+        })
+        .collect()
+}
+
+fn per_state(res: &Residency, states: &[IdleState]) -> BTreeMap<String, u64> {
+    states
+        .iter()
+        .zip(&res.idle_state_ns)
+        .map(|(s, &ns)| (s.name.clone(), ns))
+        .collect()
 }

@@ -54,32 +54,45 @@ pub fn summary(r: &Results) -> String {
     }
     let _ = writeln!(
         s,
-        "\n{:<5} {:>8} {:>7}  frequency residency",
-        "cpu", "capacity", "busy %"
+        "\n{:<5} {:>8} {:>7} {:>10}  frequency residency",
+        "cpu", "capacity", "busy %", "energy mJ"
     );
     for c in &r.cpus {
         let total = (c.busy_ns + c.idle_ns).max(1);
-        let res: Vec<String> = c
+        // Keys are kHz as strings: order them as numbers.
+        let mut res: Vec<(u64, u64)> = c
             .freq_residency_ns
             .iter()
             .filter(|(_, &ns)| ns > 0)
-            .map(|(khz, &ns)| {
+            .map(|(khz, &ns)| (khz.parse().unwrap_or(0), ns))
+            .collect();
+        res.sort_unstable();
+        let res: Vec<String> = res
+            .iter()
+            .map(|&(khz, ns)| {
                 format!(
                     "{} MHz {:.0}%",
-                    khz.parse::<u64>().unwrap_or(0) / 1000,
+                    khz / 1000,
                     100.0 * ns as f64 / total as f64
                 )
             })
             .collect();
         let _ = writeln!(
             s,
-            "{:<5} {:>8} {:>7.1}  {}",
+            "{:<5} {:>8} {:>7.1} {:>10.1}  {}",
             c.cpu,
             c.capacity_orig,
             100.0 * c.busy_ns as f64 / total as f64,
+            c.energy_mj,
             res.join(", ")
         );
     }
-    let _ = writeln!(s, "\n{} events", r.sim_events);
+    let clusters: f64 = r.domains.iter().map(|d| d.cluster_energy_mj).sum();
+    let _ = writeln!(
+        s,
+        "\nenergy {:.1} mJ (clusters {:.1} mJ)",
+        r.energy_mj, clusters
+    );
+    let _ = writeln!(s, "{} events", r.sim_events);
     s
 }
