@@ -39,6 +39,18 @@ enum Command {
     },
     /// List the built-in platforms, or show one.
     Platforms { name: Option<String> },
+    /// Print a generated rt-app workload (JSON) to standard output.
+    #[command(subcommand)]
+    Gen(GenCommand),
+}
+
+#[derive(Subcommand)]
+enum GenCommand {
+    /// fio-like psync I/O loop (seed 004); the results report `iops`.
+    Fio(schedlab::workload::gen::FioArgs),
+    /// One short-lived task at a time, forked and waited for (seed 003); reports
+    /// `pids_per_sec`.
+    Forkloop(schedlab::workload::gen::ForkloopArgs),
 }
 
 #[derive(clap::Args)]
@@ -177,6 +189,17 @@ fn main() -> ExitCode {
                 let p = preset(n).expect("every preset name has a preset");
                 println!("{n:<10} {} CPUs  {}", p.nr_cpus(), p.description);
             }
+            Ok(())
+        }
+        Command::Gen(g) => {
+            let json = match g {
+                GenCommand::Fio(a) => schedlab::workload::gen::fio(&a),
+                GenCommand::Forkloop(a) => schedlab::workload::gen::forkloop(&a),
+            };
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json).expect("JSON serialises")
+            );
             Ok(())
         }
         Command::Platforms { name: Some(n) } => Platform::resolve(&n)

@@ -258,6 +258,7 @@ impl Kernel {
             name,
             comm,
             spec,
+            forked: parent.is_some(),
             state: TaskState::New,
             on_rq: false,
             cpu,
@@ -315,6 +316,7 @@ impl Kernel {
     /// `kernel_clone()` from a running thread.
     fn do_fork(&mut self, parent: TaskId, spec: usize, now: Time, q: &mut EventQueue<Event>) {
         let child = self.create_task(spec, Some(parent));
+        self.tasks[parent].stats.forks += 1;
         let pcpu = self.tasks[parent].cpu;
         if let Some(obs) = self.observer.as_mut() {
             let cur = task_ref(&self.tasks[parent]);
@@ -595,7 +597,9 @@ impl Kernel {
         task.wake_gen += 1;
         task.stats.wakeups += 1;
         task.stats.woken_at = Some(now);
-        task.in_iowait = false;
+        if task.in_iowait {
+            task.stats.io_completions += 1;
+        }
         let cpu = self.select_task_rq(t, prev, false);
         let migrated = cpu != prev;
         if migrated {
@@ -615,6 +619,9 @@ impl Kernel {
             now,
             q,
         );
+        // The task leaves iowait when it runs again (io_schedule_finish); the enqueue above
+        // still saw it in iowait.
+        self.tasks[t].in_iowait = false;
         self.check_preempt_curr(cpu, t, false, now);
         self.emit_task(now, waker_cpu, t, |p| TraceEvent::SchedWakeup {
             p,

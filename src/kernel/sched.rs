@@ -73,6 +73,10 @@ pub struct TaskStats {
     /// Involuntary switches out (the task was still runnable).
     pub preemptions: u64,
     pub migrations: u64,
+    /// Blocking I/Os completed.
+    pub io_completions: u64,
+    /// Threads this task forked.
+    pub forks: u64,
     /// Runtime per CPU, ns.
     pub cpu_runtime: Vec<u64>,
     /// When the last wakeup happened, until the task is switched in.
@@ -88,6 +92,8 @@ pub struct Task {
     pub comm: String,
     /// Index of the workload task this thread runs.
     pub spec: usize,
+    /// Created by a fork of another thread (not at start).
+    pub forked: bool,
     pub state: TaskState,
     pub on_rq: bool,
     pub cpu: usize,

@@ -5,7 +5,9 @@ use super::{cluster_energy_mj, cpu_energy_mj, LatencySummary};
 use crate::kernel::cpuidle::Residency;
 use crate::kernel::Kernel;
 use crate::platform::{IdleState, Opp};
+use crate::workload::gen::Generator;
 use serde::Serialize;
+use serde_json::json;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Serialize)]
@@ -18,6 +20,10 @@ pub struct TaskResult {
     pub wakeups: u64,
     pub preemptions: u64,
     pub migrations: u64,
+    /// Blocking I/Os (rt-app `iorun`) completed.
+    pub io_completions: u64,
+    /// Threads forked.
+    pub forks: u64,
     /// Timer-driven activations (rt-app `timer` events).
     pub activations: u64,
     /// Activations that found their period already over (rt-app's negative slack).
@@ -27,6 +33,8 @@ pub struct TaskResult {
     pub cpu_runtime_ns: BTreeMap<String, u64>,
     /// Whether the task had exited by the end of the run.
     pub exited: bool,
+    /// Whether another thread forked it (rather than it starting with the workload).
+    pub forked: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -60,7 +68,8 @@ pub struct DomainResult {
 pub struct Results {
     pub schedlab_version: &'static str,
     pub platform: String,
-    pub workload: String,
+    /// The workload file (or `-`, or `<default workload>`).
+    pub workload_file: String,
     pub seed: u64,
     pub duration_ns: u64,
     pub variant: serde_json::Value,
@@ -69,6 +78,9 @@ pub struct Results {
     pub domains: Vec<DomainResult>,
     /// Total energy of CPUs and clusters, mJ.
     pub energy_mj: f64,
+    /// The generator's own metric, for workloads written by `schedlab gen`.
+    #[serde(rename = "workload", skip_serializing_if = "Option::is_none")]
+    pub workload_metrics: Option<serde_json::Value>,
     /// Events the engine handled.
     pub sim_events: u64,
     /// Host time the simulation took (0 with `--reproducible`, so results compare byte for
@@ -79,7 +91,7 @@ pub struct Results {
 impl Results {
     /// Collect the results from a kernel whose books were closed at `end`.
     pub fn collect(k: &Kernel, seed: u64, end: u64, sim_events: u64, wall_ns: u64) -> Results {
-        let tasks = k
+        let tasks: Vec<TaskResult> = k
             .tasks
             .iter()
             .map(|t| TaskResult {
@@ -91,6 +103,8 @@ impl Results {
                 wakeups: t.stats.wakeups,
                 preemptions: t.stats.preemptions,
                 migrations: t.stats.migrations,
+                io_completions: t.stats.io_completions,
+                forks: t.stats.forks,
                 activations: t.thread.activations(),
                 deadline_misses: t.thread.deadline_misses(),
                 wakeup_latency_ns: t.stats.wakeup_latency.summary(),
@@ -103,6 +117,7 @@ impl Results {
                     .map(|(c, &ns)| (c.to_string(), ns))
                     .collect(),
                 exited: t.state == crate::kernel::sched::TaskState::Dead,
+                forked: t.forked,
             })
             .collect();
         let p = &k.platform;
@@ -138,10 +153,22 @@ impl Results {
             .collect();
         let energy_mj = cpus.iter().map(|c| c.energy_mj).sum::<f64>()
             + domains.iter().map(|d| d.cluster_energy_mj).sum::<f64>();
+        let secs = end as f64 / 1e9;
+        let workload_metrics = k.workload().global.generator.map(|g| match g {
+            Generator::Fio => {
+                let ios: u64 = tasks.iter().map(|t: &TaskResult| t.io_completions).sum();
+                json!({ "generator": g.name(), "ios": ios, "iops": ios as f64 / secs })
+            }
+            Generator::Forkloop => {
+                // A PID is consumed per launched program that ran to its end.
+                let pids = tasks.iter().filter(|t| t.exited && t.forked).count();
+                json!({ "generator": g.name(), "pids": pids, "pids_per_sec": pids as f64 / secs })
+            }
+        });
         Results {
             schedlab_version: env!("CARGO_PKG_VERSION"),
             platform: k.platform.name.clone(),
-            workload: k.workload().file.clone(),
+            workload_file: k.workload().file.clone(),
             seed,
             duration_ns: end,
             variant: k.variant.to_json(),
@@ -149,6 +176,7 @@ impl Results {
             cpus,
             domains,
             energy_mj,
+            workload_metrics,
             sim_events,
             wall_ns,
         }

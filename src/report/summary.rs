@@ -15,7 +15,7 @@ pub fn summary(r: &Results) -> String {
         s,
         "schedlab {}: {} on {}, {:.3} s simulated, seed {}, governor {}",
         r.schedlab_version,
-        r.workload,
+        r.workload_file,
         r.platform,
         secs,
         r.seed,
@@ -93,6 +93,9 @@ pub fn summary(r: &Results) -> String {
         "\nenergy {:.1} mJ (clusters {:.1} mJ)",
         r.energy_mj, clusters
     );
+    if let Some(w) = &r.workload_metrics {
+        let _ = writeln!(s, "workload: {w}");
+    }
     let _ = writeln!(s, "{} events", r.sim_events);
     s
 }

@@ -1,7 +1,8 @@
 //! Simulated user space: rt-app workloads (`rtapp.rs` parses the JSON grammar, `json.rs` is
 //! the lenient ordered JSON reader it needs, `thread.rs` runs one rt-app thread as a state
-//! machine that issues `Syscall`s to the simulated kernel).
+//! machine that issues `Syscall`s to the simulated kernel, `gen/` writes the seeds' workloads).
 
+pub mod gen;
 mod json;
 mod rtapp;
 mod syscall;

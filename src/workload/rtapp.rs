@@ -41,12 +41,18 @@
 //!   of `mem` and of `memrun` reads and writes, which rt-app runs as CPU loops.
 //! - `mem_chase_ns_per_hop` (global, default 100, a DRAM access at capacity 1024): the CPU
 //!   work of one `memrun` pointer-chase hop.
+//! - `fork_limit` (global, default 1024 as rt-app's `FORKS_LIMIT`; 0: none): how many
+//!   times one task may be forked.
+//! - `generator` (global): the `schedlab gen` generator that wrote the file (`fio`,
+//!   `forkloop`); the results then report its metric.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use super::gen::Generator;
 use super::json::{self, quote, Value};
 use super::syscall::{Policy, SchedParams};
+use super::thread::FORKS_LIMIT;
 use crate::error::InputError;
 
 /// A parsed, validated rt-app workload. Events refer to resources by index into the tables
@@ -90,6 +96,12 @@ pub struct Global {
     pub mem_bytes_per_us: u64,
     /// Time of one `memrun` chase hop at capacity 1024 (extension `mem_chase_ns_per_hop`).
     pub mem_chase_ns_per_hop: u64,
+    /// The `schedlab gen` generator that wrote the file (extension `generator`): the
+    /// results then carry its metric under `"workload"`.
+    pub generator: Option<Generator>,
+    /// How many times one task may be forked before rt-app gives up (extension
+    /// `fork_limit`; rt-app's `FORKS_LIMIT` of 1024 by default, 0 for no limit).
+    pub fork_limit: u32,
 }
 
 /// How `run` durations turn into work.
@@ -451,6 +463,8 @@ const GLOBAL_KEYS: &[&str] = &[
     "io_service_us",
     "mem_bytes_per_us",
     "mem_chase_ns_per_hop",
+    "generator",
+    "fork_limit",
 ];
 
 type Members = [(String, Value, json::Pos)];
@@ -562,6 +576,8 @@ impl<'a> Parser<'a> {
                 io_service_ns: DEFAULT_IO_SERVICE_US * 1000,
                 mem_bytes_per_us: DEFAULT_MEM_BYTES_PER_US,
                 mem_chase_ns_per_hop: DEFAULT_MEM_CHASE_NS_PER_HOP,
+                generator: None,
+                fork_limit: FORKS_LIMIT,
             },
             task_index: HashMap::new(),
             task_instances: Vec::new(),
@@ -793,6 +809,26 @@ impl<'a> Parser<'a> {
                 }
                 "mem_buffer_size" => {
                     self.int_in(v, &place, 1, INT_MAX, "a buffer size in bytes")?;
+                }
+                "generator" => {
+                    let name = self.string(v, &place)?;
+                    let g = Generator::parse(name).ok_or_else(|| {
+                        self.err(
+                            &place,
+                            format!("one of {}", Generator::NAMES.join(", ")),
+                            quote(name),
+                        )
+                    })?;
+                    self.global.generator = Some(g);
+                }
+                "fork_limit" => {
+                    self.global.fork_limit = self.int_in(
+                        v,
+                        &place,
+                        0,
+                        u32::MAX as i64,
+                        "a number of forks (0: no limit)",
+                    )? as u32;
                 }
                 "io_service_us" => {
                     self.global.io_service_ns =

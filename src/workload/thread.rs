@@ -68,6 +68,8 @@ pub struct UserSpace {
     fork_requests: Vec<u32>,
     forks_named: Vec<u32>,
     fork_limit_hit: bool,
+    /// Forks allowed per task (`Global::fork_limit`; 0: no limit).
+    fork_limit: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -87,6 +89,7 @@ impl UserSpace {
             fork_requests: vec![0; workload.tasks.len()],
             forks_named: vec![0; workload.tasks.len()],
             fork_limit_hit: false,
+            fork_limit: workload.global.fork_limit,
         }
     }
 
@@ -665,7 +668,7 @@ impl Thread {
             }
             Event::Yield => (Syscall::Yield, Pending::None),
             Event::Fork { task } => {
-                if ctx.user.fork_requests[task] >= FORKS_LIMIT {
+                if ctx.user.fork_limit > 0 && ctx.user.fork_requests[task] >= ctx.user.fork_limit {
                     ctx.user.fork_limit_hit = true;
                     self.pc = Pc::Done;
                     return Some(Syscall::Exit);

@@ -1,0 +1,30 @@
+//! `schedlab gen forkloop`: seed 003's test — launch a program, wait for it to finish, again.
+//! A parent thread does the fork's CPU work, forks a child and suspends; the child runs the
+//! program's work (exec, the program, exit) and resumes the parent as it exits. One short
+//! task at a time, each a new PID: `pids_per_sec`.
+
+use serde_json::json;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ForkloopArgs {
+    /// CPU work of the parent per launch (fork + wait), µs at capacity 1024.
+    #[arg(long = "parent-us", default_value_t = 80)]
+    pub parent_us: u64,
+    /// CPU work of the child (exec + program + exit), µs at capacity 1024: the null program
+    /// of seed 003's test 1 by default; test 2's "package of work" is about 2000.
+    #[arg(long = "child-us", default_value_t = 180)]
+    pub child_us: u64,
+    /// Run time, seconds.
+    #[arg(long, default_value_t = 10)]
+    pub runtime: u64,
+}
+
+pub fn forkloop(a: &ForkloopArgs) -> serde_json::Value {
+    json!({
+        "tasks": {
+            "launcher": { "loop": -1, "run": a.parent_us, "fork": "child", "suspend": "launcher" },
+            "child": { "instance": 0, "loop": 1, "run": a.child_us, "resume": "launcher" },
+        },
+        "global": { "duration": a.runtime, "generator": "forkloop", "fork_limit": 0 },
+    })
+}
