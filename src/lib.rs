@@ -103,7 +103,6 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         None => None,
     };
     let started = std::time::Instant::now();
-    let mut rng = SimRng::new(run.seed);
     let mut queue: EventQueue<Event> = EventQueue::new();
     let mut kernel = Kernel::new(
         run.platform,
@@ -111,9 +110,9 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         run.workload,
         observer,
         logs,
-        &mut rng,
+        SimRng::new(run.seed),
         &mut queue,
-    );
+    )?;
     let (events, last) = sim::run(&mut kernel, &mut queue, duration);
     // The run ends at the duration, or earlier when every thread has exited.
     let end = if queue.is_empty() { last } else { duration };

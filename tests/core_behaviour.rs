@@ -182,7 +182,7 @@ fn one_run(cal: &str, cpu: usize) -> f64 {
         r#"{{ "tasks": {{ "t": {{ "loop": 1, "cpus": [{cpu}], "run": 10000 }} }},
              "global": {{ "calibration": "{cal}" }} }}"#
     );
-    let r = run_json("juno-r0", &json, S, &[]);
+    let r = run_json("juno-r0", &json, S, &["cpufreq.governor=performance"]);
     task(&r, "t-0").runtime_ns as f64 / 1e6
 }
 
@@ -263,7 +263,14 @@ fn rtapp_logs_have_a_row_per_iteration() {
         trace: None,
         rtapp_logs: Some(dir.path().to_path_buf()),
     };
-    let r = run_full("juno-r0", json, S, &[], 0, &out);
+    let r = run_full(
+        "juno-r0",
+        json,
+        S,
+        &["cpufreq.governor=performance"],
+        0,
+        &out,
+    );
     let text = std::fs::read_to_string(dir.path().join("demo-p-0.log")).unwrap();
     let mut lines = text.lines();
     assert!(lines.next().unwrap().starts_with("#idx"));

@@ -7,13 +7,17 @@
 //! replenishment. Every event handler ends by running `schedule()` on each CPU that needs it,
 //! so a wakeup that preempts takes effect at the same nanosecond (an IPI without delay).
 
+use super::cpufreq::{Cpufreq, Env, Policies};
 use super::cpuidle::Residency;
 use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
 use super::futex::{Barrier, Cond, Futexes, Mutex, Outcome};
+use super::pelt::{self, PeltClock, SchedAvg};
 use super::rt::{RtBandwidth, RtRq};
 use super::sched::{Activity, Class, Domain, Rq, Task, TaskId, TaskState, TaskStats};
-use super::variant::{Governor, Variant};
+use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
+use super::variant::{UpdateSites, Variant};
+use crate::error::InputError;
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Model, SimRng, Time};
 use crate::trace::{Observer, RtappLogs, TaskRef, TraceEvent, IDLE_COMM, PWR_EVENT_EXIT};
@@ -34,6 +38,10 @@ pub enum Event {
     Wake { task: TaskId, gen: u64 },
     /// The RT bandwidth period timer (`sched_rt_period_timer`).
     RtPeriod,
+    /// Deferred cpufreq work of a policy (sugov kthread, dbs kworker).
+    CpufreqWork { policy: usize },
+    /// The nohz blocked-load update of idle CPUs (`NOHZ_STATS_KICK`).
+    NohzStats,
     /// A throttled deadline task's replenishment timer (`dl_task_timer`), armed for the
     /// deadline the task had when it ran out.
     DlReplenish { task: TaskId, deadline: u64 },
@@ -48,6 +56,10 @@ const IDLE_REF: TaskRef<'static> = TaskRef {
 /// `TASK_COMM_LEN - 1`.
 const COMM_MAX: usize = 15;
 
+/// How often blocked PELT signals are refreshed: `LOAD_AVG_PERIOD` jiffies-as-ms of
+/// `nohz.next_blocked`, used for busy CPUs' rebalance too.
+const BLOCKED_UPDATE_PERIOD_NS: u64 = pelt::LOAD_AVG_PERIOD * 1_000_000;
+
 /// The first pid given to a workload thread (below are the kernel's own threads).
 const FIRST_PID: u32 = 1000;
 
@@ -61,6 +73,10 @@ pub struct Kernel {
     pub rqs: Vec<Rq>,
     pub domains: Vec<Domain>,
     pub fair: Fair,
+    pub(super) cpufreq: Cpufreq,
+    nohz_stats_armed: bool,
+    /// The run's randomness (thread start times, I/O service times).
+    rng: SimRng,
     futex: Futexes,
     rt_bw: RtBandwidth,
     rt_period_armed: bool,
@@ -83,18 +99,46 @@ impl Kernel {
         workload: Workload,
         observer: Option<Box<dyn Observer>>,
         rtapp_logs: Option<RtappLogs>,
-        rng: &mut SimRng,
+        rng: SimRng,
         queue: &mut EventQueue<Event>,
-    ) -> Kernel {
+    ) -> Result<Kernel, InputError> {
         let n = platform.nr_cpus();
+        let mut variant = variant;
+        let freq_invariant = *variant
+            .freq_invariance
+            .get_or_insert(platform.freq_invariant);
+        let env = Env {
+            tick_ns: variant.tick_ns(),
+            freq_invariant,
+            nohz: true,
+            // should_io_be_busy() is true on Intel Core CPUs; platform files do not name the
+            // vendor, so ondemand counts iowait as idle unless `cpufreq.io_is_busy` says not.
+            io_is_busy: false,
+        };
+        let mut policies =
+            Policies::from_platform(&platform, platform.energy_model).map_err(|e| {
+                InputError::new(
+                    platform.name.as_str(),
+                    "freq_domains",
+                    "cpufreq policies",
+                    e,
+                )
+            })?;
+        for (i, d) in platform.freq_domains.iter().enumerate() {
+            let p = policies.get_mut(i);
+            p.fast_switch = d.fast_switch;
+            p.freq_table = d.freq_table;
+        }
+        let cpufreq =
+            Cpufreq::new(variant.governor, policies, &variant.cpufreq, &env).map_err(|e| {
+                InputError::new("--set", "cpufreq", e, "a tunable the governor refuses")
+            })?;
         let domains: Vec<Domain> = platform
             .freq_domains
             .iter()
             .map(|d| {
-                let opp = match variant.governor {
-                    Governor::Performance => d.opps.len() - 1,
-                    Governor::Powersave => 0,
-                };
+                // cpufreq starts every policy at its highest frequency.
+                let opp = d.opps.len() - 1;
                 Domain {
                     opp,
                     busy_cpus: 0,
@@ -125,6 +169,13 @@ impl Kernel {
                         platform.cpus[cpu].idle_states.len(),
                         opp,
                     ),
+                    pelt: PeltClock::default(),
+                    avg_rt: SchedAvg::default(),
+                    avg_dl: SchedAvg::default(),
+                    next_blocked: 0,
+                    nr_iowait: 0,
+                    times: CpuTimesAcc::default(),
+                    dl_running_bw: 0,
                 }
             })
             .collect();
@@ -158,6 +209,9 @@ impl Kernel {
             tasks: Vec::new(),
             rqs,
             domains,
+            cpufreq,
+            nohz_stats_armed: false,
+            rng,
             futex,
             rt_bw,
             rt_period_armed: false,
@@ -172,7 +226,7 @@ impl Kernel {
         for (spec, _) in k.workload.initial_threads() {
             let t = k.create_task(spec, None);
             let at = if k.variant.start_spread_ns > 0 {
-                rng.below(k.variant.start_spread_ns)
+                k.rng.below(k.variant.start_spread_ns)
             } else {
                 0
             };
@@ -188,7 +242,8 @@ impl Kernel {
                 },
             );
         }
-        k
+        k.cpufreq_start(0, queue);
+        Ok(k)
     }
 
     pub fn workload(&self) -> &Workload {
@@ -203,7 +258,7 @@ impl Kernel {
         (trace, logs)
     }
 
-    fn emit(&mut self, ts: Time, cpu: usize, ev: &TraceEvent<'_>) {
+    pub(super) fn emit(&mut self, ts: Time, cpu: usize, ev: &TraceEvent<'_>) {
         if let Some(obs) = self.observer.as_mut() {
             let current = self.rqs[cpu].curr.map(|t| task_ref(&self.tasks[t]));
             obs.event(ts, cpu, current, ev);
@@ -304,6 +359,9 @@ impl Kernel {
         self.fair.task_fork(parent_cpu, parent_se, se, now);
         self.tasks[t].cpu = cpu;
         self.tasks[t].state = TaskState::Running;
+        self.update_rq_clock(cpu, now);
+        let cap = self.platform.cpus[cpu].capacity_orig as u64;
+        self.fair.post_init_entity_util_avg(cpu, se, cap);
         self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
         let trace_cpu = parent.map_or(cpu, |p| self.tasks[p].cpu);
         self.emit_task(now, trace_cpu, t, |p| TraceEvent::SchedWakeupNew {
@@ -343,7 +401,8 @@ impl Kernel {
 
     // ----- runqueue operations ----------------------------------------------------------
 
-    /// `enqueue_task()` of the task's class, plus `rq->nr_running`.
+    /// `enqueue_task()` of the task's class, plus `rq->nr_running`, with the cpufreq hooks of
+    /// the enqueue paths.
     fn enqueue_task(
         &mut self,
         t: TaskId,
@@ -353,11 +412,27 @@ impl Kernel {
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
+        self.update_rq_clock(cpu, now);
         let task = &mut self.tasks[t];
         debug_assert!(!task.on_rq, "task {} enqueued twice", task.pid);
         task.on_rq = true;
+        self.rqs[cpu].nr_running += 1;
         match task.class() {
-            Class::Fair => self.fair.enqueue_entity(cpu, task.se, flags, now),
+            Class::Fair => {
+                let (se, iowait) = (task.se, task.in_iowait);
+                let iowait_flag = if iowait { SCHED_CPUFREQ_IOWAIT } else { 0 };
+                self.fair.util_est_enqueue(cpu, se);
+                let v61 = self.variant.cpufreq_update_sites == UpdateSites::V61;
+                if v61 && iowait {
+                    self.cpufreq_update_util(cpu, iowait_flag, now, q);
+                }
+                self.fair.enqueue_entity(cpu, se, flags, now);
+                if v61 {
+                    self.fair_util_change(cpu, now, q);
+                } else {
+                    self.cpufreq_update_util(cpu, iowait_flag, now, q);
+                }
+            }
             Class::Rt => {
                 let prio = task.prio() as usize;
                 self.rqs[cpu].rt.enqueue(t, prio, head);
@@ -365,6 +440,8 @@ impl Kernel {
                     self.rt_period_armed = true;
                     q.schedule(now + self.rt_bw.period, Event::RtPeriod);
                 }
+                // enqueue_top_rt_rq() kicks cpufreq.
+                self.cpufreq_update_util(cpu, 0, now, q);
             }
             Class::Dl => {
                 if flags.wakeup || task.dl.deadline == 0 {
@@ -375,34 +452,63 @@ impl Kernel {
                 } else {
                     self.rqs[cpu].dl.enqueue(t, task.dl.deadline);
                 }
+                // add_running_bw() kicks cpufreq.
+                self.rqs[cpu].dl_running_bw += task.dl.bandwidth();
+                self.cpufreq_update_util(cpu, 0, now, q);
             }
         }
-        self.rqs[cpu].nr_running += 1;
     }
 
-    /// `dequeue_task()`; `sleep` is DEQUEUE_SLEEP.
-    fn dequeue_task(&mut self, t: TaskId, cpu: usize, sleep: bool, now: Time) {
+    /// `dequeue_task()`, with the cpufreq hooks of the dequeue paths.
+    fn dequeue_task(
+        &mut self,
+        t: TaskId,
+        cpu: usize,
+        flags: QueueFlags,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        self.update_rq_clock(cpu, now);
         let task = &mut self.tasks[t];
         debug_assert!(task.on_rq && task.cpu == cpu);
         task.on_rq = false;
+        self.rqs[cpu].nr_running -= 1;
         match task.class() {
-            Class::Fair => self.fair.dequeue_entity(
-                cpu,
-                task.se,
-                QueueFlags {
-                    wakeup: sleep,
-                    migrated: false,
-                },
-                now,
-            ),
-            Class::Rt => self.rqs[cpu].rt.dequeue(t, task.prio() as usize),
+            Class::Fair => {
+                let se = task.se;
+                self.fair.util_est_dequeue(cpu, se);
+                self.fair.dequeue_entity(cpu, se, flags, now);
+                let cap = self.platform.cpus[cpu].capacity_orig as u64;
+                self.fair.util_est_update(se, flags.wakeup, cap);
+                if self.variant.cpufreq_update_sites == UpdateSites::V61 {
+                    self.fair_util_change(cpu, now, q);
+                } else {
+                    self.fair.take_util_change(cpu);
+                    self.cpufreq_update_util(cpu, 0, now, q);
+                }
+            }
+            Class::Rt => {
+                self.rqs[cpu].rt.dequeue(t, task.prio() as usize);
+                // dequeue_rt_entity() ends in enqueue_top_rt_rq(), which kicks cpufreq.
+                self.cpufreq_update_util(cpu, 0, now, q);
+            }
             Class::Dl => {
                 if !task.dl.throttled {
                     self.rqs[cpu].dl.dequeue(t);
                 }
+                self.rqs[cpu].dl_running_bw -= task.dl.bandwidth();
+                self.cpufreq_update_util(cpu, 0, now, q);
             }
         }
-        self.rqs[cpu].nr_running -= 1;
+    }
+
+    /// `cfs_rq_util_change()`: under the v6.1 call sites, a change of the root cfs_rq's
+    /// PELT signals (decay, attach, detach) calls `cpufreq_update_util()`.
+    fn fair_util_change(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        if self.fair.take_util_change(cpu) && self.variant.cpufreq_update_sites == UpdateSites::V61
+        {
+            self.cpufreq_update_util(cpu, 0, now, q);
+        }
     }
 
     /// `set_task_cpu()` for a task that is not queued.
@@ -424,7 +530,11 @@ impl Kernel {
     /// Move a queued, not running task to another CPU (`move_queued_task`).
     fn move_queued_task(&mut self, t: TaskId, dest: usize, now: Time, q: &mut EventQueue<Event>) {
         let src = self.tasks[t].cpu;
-        self.dequeue_task(t, src, false, now);
+        let migrating = QueueFlags {
+            migrating: true,
+            ..QueueFlags::default()
+        };
+        self.dequeue_task(t, src, migrating, now, q);
         self.set_task_cpu(t, dest, now, src);
         self.enqueue_task(t, dest, QueueFlags::default(), false, now, q);
         self.check_preempt_curr(dest, t, false, now);
@@ -471,6 +581,57 @@ impl Kernel {
 
     // ----- accounting -------------------------------------------------------------------
 
+    /// `update_rq_clock()`: the rq's PELT clock advances by the elapsed time scaled by the
+    /// CPU's capacity and, with frequency invariance, its current frequency; an idle rq's
+    /// PELT clock is synced to the task clock.
+    pub(super) fn update_rq_clock(&mut self, cpu: usize, now: Time) {
+        let rq = &mut self.rqs[cpu];
+        let cap = self.platform.cpus[cpu].capacity_orig as u64;
+        let freq_scale = if self
+            .variant
+            .freq_invariance
+            .unwrap_or(self.platform.freq_invariant)
+        {
+            rq.freq_khz as u64 * SCHED_CAPACITY_SCALE as u64
+                / self.platform.max_freq_khz(cpu).max(1) as u64
+        } else {
+            SCHED_CAPACITY_SCALE as u64
+        };
+        rq.pelt
+            .update(now, rq.curr.is_none(), cap, freq_scale, true);
+        self.fair.rqs[cpu].clock_pelt = rq.pelt.now();
+    }
+
+    /// `update_rt_rq_load_avg()` / `update_dl_rq_load_avg()` with `running` the class's.
+    fn update_rt_dl_load_avg(&mut self, cpu: usize, running: Option<Class>) {
+        let rq = &mut self.rqs[cpu];
+        let now = rq.pelt.now();
+        pelt::update_rt_rq(&mut rq.avg_rt, now, running == Some(Class::Rt));
+        pelt::update_dl_rq(&mut rq.avg_dl, now, running == Some(Class::Dl));
+    }
+
+    /// `update_blocked_averages()`: age a CPU's signals that nothing else updates (its
+    /// cfs_rq while no fair task runs, its RT/DL signals); schedutil hears of a decay.
+    fn update_blocked_averages(&mut self, cpu: usize, now: Time) {
+        self.update_rq_clock(cpu, now);
+        let running = self.rqs[cpu].curr.map(|t| self.tasks[t].class());
+        let rq = &mut self.rqs[cpu];
+        let pnow = rq.pelt.now();
+        let mut decayed = pelt::update_rt_rq(&mut rq.avg_rt, pnow, running == Some(Class::Rt));
+        decayed |= pelt::update_dl_rq(&mut rq.avg_dl, pnow, running == Some(Class::Dl));
+        decayed |= self.fair.update_blocked(cpu);
+        if decayed {
+            self.fair.rqs[cpu].util_changed = true;
+        }
+    }
+
+    /// Whether a CPU still has PELT signals to decay (`cfs_rq_has_blocked`, `others_have_blocked`).
+    fn has_blocked(&self, cpu: usize) -> bool {
+        let a = &self.fair.rqs[cpu].avg;
+        let rq = &self.rqs[cpu];
+        a.load_avg != 0 || a.util_avg != 0 || rq.avg_rt.util_avg != 0 || rq.avg_dl.util_avg != 0
+    }
+
     /// Charge the running task for the time since `exec_start` (`update_curr` of every
     /// class): runtime statistics, RT bandwidth, deadline runtime, CFS vruntime.
     fn update_curr(&mut self, cpu: usize, now: Time) {
@@ -502,7 +663,7 @@ impl Kernel {
     }
 
     /// Account the running task's work progress up to `now` at the current capacity.
-    fn account_progress(&mut self, cpu: usize, now: Time) {
+    pub(super) fn account_progress(&mut self, cpu: usize, now: Time) {
         let rq = &mut self.rqs[cpu];
         if now <= rq.progress_ts {
             return;
@@ -517,7 +678,7 @@ impl Kernel {
     }
 
     /// Schedule the completion of the running task's current activity.
-    fn arm_work(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn arm_work(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         let rq = &mut self.rqs[cpu];
         rq.work_gen += 1;
         let Some(t) = rq.curr else { return };
@@ -592,19 +753,26 @@ impl Kernel {
             p,
             target_cpu: prev,
         });
+        if self.tasks[t].in_iowait {
+            // The I/O is done: the old CPU has one iowait sleeper fewer.
+            self.account_times(prev, now);
+            self.rqs[prev].nr_iowait -= 1;
+            self.tasks[t].stats.io_completions += 1;
+        }
         let task = &mut self.tasks[t];
         task.state = TaskState::Running;
         task.wake_gen += 1;
         task.stats.wakeups += 1;
         task.stats.woken_at = Some(now);
-        if task.in_iowait {
-            task.stats.io_completions += 1;
-        }
         let cpu = self.select_task_rq(t, prev, false);
         let migrated = cpu != prev;
         if migrated {
             if self.tasks[t].class() == Class::Fair {
-                self.fair.migrate_sleeping(self.tasks[t].se);
+                let se = self.tasks[t].se;
+                self.fair.migrate_sleeping(se);
+                let src_idle = self.rqs[prev].curr.is_none();
+                self.fair
+                    .migrate_task_pelt(se, &self.rqs[prev].pelt, src_idle, now);
             }
             self.set_task_cpu(t, cpu, now, waker_cpu);
         }
@@ -614,6 +782,7 @@ impl Kernel {
             QueueFlags {
                 wakeup: true,
                 migrated,
+                migrating: false,
             },
             false,
             now,
@@ -631,14 +800,26 @@ impl Kernel {
 
     // ----- schedule() -------------------------------------------------------------------
 
-    /// `put_prev_task()` + `pick_next_task()` + `set_next_task()`.
-    fn pick_next_task(&mut self, cpu: usize, prev: Option<TaskId>, now: Time) -> Option<TaskId> {
-        if let Some(p) = prev {
-            if self.tasks[p].class() == Class::Fair
-                && self.fair.rqs[cpu].curr == Some(self.tasks[p].se)
-            {
-                self.fair.put_prev_entity(cpu, self.tasks[p].se, now);
+    /// `put_prev_task()` + `pick_next_task()` + `set_next_task()`, with the PELT updates of
+    /// the RT/DL classes and the idle path.
+    fn pick_next_task(
+        &mut self,
+        cpu: usize,
+        prev: Option<TaskId>,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) -> Option<TaskId> {
+        let prev_class = prev.map(|p| self.tasks[p].class());
+        match prev_class {
+            Some(Class::Fair) => {
+                let p = prev.expect("a class implies a task");
+                if self.fair.rqs[cpu].curr == Some(self.tasks[p].se) {
+                    self.fair.put_prev_entity(cpu, self.tasks[p].se, now);
+                }
             }
+            // put_prev_task_rt()/_dl(): the class ran until now.
+            Some(c) => self.update_rt_dl_load_avg(cpu, Some(c)),
+            None => {}
         }
         let rq = &self.rqs[cpu];
         let next = rq.dl.pick().or_else(|| rq.rt.pick()).or_else(|| {
@@ -646,11 +827,24 @@ impl Kernel {
                 .pick_next_entity(cpu)
                 .map(|se| self.fair.ses[se].task)
         });
-        if let Some(n) = next {
-            if self.tasks[n].class() == Class::Fair {
+        match next.map(|n| (n, self.tasks[n].class())) {
+            Some((n, Class::Fair)) => {
                 self.fair.set_next_entity(cpu, self.tasks[n].se, now);
+                if self.variant.cpufreq_update_sites == UpdateSites::LessAggressive {
+                    self.cpufreq_update_util(cpu, 0, now, q);
+                }
+            }
+            // set_next_task_rt()/_dl(): coming from another class, the class did not run.
+            Some((_, c)) if prev_class != Some(c) => self.update_rt_dl_load_avg(cpu, None),
+            Some(_) => {}
+            None => {
+                // update_idle_rq_clock_pelt() on the way to idle.
+                let (cfs, rq) = (&self.fair.rqs[cpu].avg, &mut self.rqs[cpu]);
+                rq.pelt
+                    .update_idle(cfs.util_sum, rq.avg_rt.util_sum, rq.avg_dl.util_sum);
             }
         }
+        self.fair_util_change(cpu, now, q);
         next
     }
 
@@ -689,6 +883,7 @@ impl Kernel {
     /// `__schedule()` on `cpu`.
     fn schedule(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         self.account_progress(cpu, now);
+        self.update_rq_clock(cpu, now);
         self.update_curr(cpu, now);
         self.rqs[cpu].need_resched = false;
         let prev = self.rqs[cpu].curr;
@@ -697,7 +892,15 @@ impl Kernel {
             prev_state = self.tasks[p].state;
             if prev_state != TaskState::Running {
                 // deactivate_task(): the task sleeps or exits.
-                self.dequeue_task(p, cpu, prev_state != TaskState::Dead, now);
+                if self.tasks[p].in_iowait {
+                    self.account_times(cpu, now);
+                    self.rqs[cpu].nr_iowait += 1;
+                }
+                let sleep = QueueFlags {
+                    wakeup: prev_state != TaskState::Dead,
+                    ..QueueFlags::default()
+                };
+                self.dequeue_task(p, cpu, sleep, now, q);
             } else if self.tasks[p].class() == Class::Dl && self.tasks[p].dl.throttled {
                 arm_dl_timer(&self.tasks[p].dl, p, now, q);
             } else if self.tasks[p].migrate_pending {
@@ -710,12 +913,15 @@ impl Kernel {
                 self.move_queued_task(p, dest, now, q);
             }
         }
-        let mut next = self.pick_next_task(cpu, prev, now);
+        let mut next = self.pick_next_task(cpu, prev, now, q);
         if next.is_none() && self.idle_balance(cpu, now, q) {
-            next = self.pick_next_task(cpu, None, now);
+            next = self.pick_next_task(cpu, None, now, q);
         }
         if next != prev {
             self.context_switch(cpu, prev, prev_state, next, now);
+            if next.is_none() {
+                self.arm_nohz_stats(cpu, now, q);
+            }
         }
         self.arm_work(cpu, now, q);
         self.update_tick(cpu, now, q);
@@ -729,6 +935,7 @@ impl Kernel {
         next: Option<TaskId>,
         now: Time,
     ) {
+        self.account_times(cpu, now);
         if prev.is_none() != next.is_none() {
             self.set_cpu_busy(cpu, next.is_some(), now);
         }
@@ -774,7 +981,10 @@ impl Kernel {
                     task.stats.wakeup_latency.record(now - w);
                 }
             }
-            None => self.emit(now, cpu, &TraceEvent::CpuIdle { state: 0, cpu }),
+            None => {
+                self.emit(now, cpu, &TraceEvent::CpuIdle { state: 0, cpu });
+                self.cpufreq_idle_enter(cpu);
+            }
         }
         if let Some(p) = prev {
             if self.tasks[p].state == TaskState::Dead {
@@ -808,9 +1018,11 @@ impl Kernel {
         }
     }
 
-    /// `scheduler_tick()`.
-    fn scheduler_tick(&mut self, cpu: usize, now: Time) {
+    /// `scheduler_tick()`, with the periodic `update_blocked_averages` of the load-balance
+    /// softirq.
+    fn scheduler_tick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         self.account_progress(cpu, now);
+        self.update_rq_clock(cpu, now);
         self.update_curr(cpu, now);
         let Some(t) = self.rqs[cpu].curr else { return };
         match self.tasks[t].class() {
@@ -818,26 +1030,75 @@ impl Kernel {
                 if self.fair.task_tick(cpu, now) == Preempt::Yes {
                     self.resched_curr(cpu);
                 }
+                if self.variant.cpufreq_update_sites == UpdateSites::LessAggressive {
+                    self.fair.take_util_change(cpu);
+                    self.cpufreq_update_util(cpu, 0, now, q);
+                } else {
+                    self.fair_util_change(cpu, now, q);
+                }
             }
             Class::Rt => {
-                // task_tick_rt(): only SCHED_RR has a slice, and it rotates only among peers.
-                let slice = self.rr_timeslice_ticks();
-                let task = &mut self.tasks[t];
-                if task.policy != Policy::Rr {
-                    return;
-                }
-                task.rr_ticks -= 1;
-                if task.rr_ticks > 0 {
-                    return;
-                }
-                task.rr_ticks = slice;
-                let prio = self.tasks[t].prio() as usize;
-                if self.rqs[cpu].rt.has_peers(prio) {
-                    self.rqs[cpu].rt.requeue_tail(t, prio);
-                    self.resched_curr(cpu);
-                }
+                self.update_rt_dl_load_avg(cpu, Some(Class::Rt));
+                self.task_tick_rt(t, cpu);
             }
-            Class::Dl => {}
+            Class::Dl => self.update_rt_dl_load_avg(cpu, Some(Class::Dl)),
+        }
+        if now >= self.rqs[cpu].next_blocked {
+            self.rqs[cpu].next_blocked = now + BLOCKED_UPDATE_PERIOD_NS;
+            self.update_blocked_averages(cpu, now);
+            self.fair_util_kick(cpu, now, q);
+        }
+    }
+
+    /// `task_tick_rt()`: only SCHED_RR has a slice, and it rotates only among peers.
+    fn task_tick_rt(&mut self, t: TaskId, cpu: usize) {
+        let slice = self.rr_timeslice_ticks();
+        let task = &mut self.tasks[t];
+        if task.policy != Policy::Rr {
+            return;
+        }
+        task.rr_ticks -= 1;
+        if task.rr_ticks > 0 {
+            return;
+        }
+        task.rr_ticks = slice;
+        let prio = self.tasks[t].prio() as usize;
+        if self.rqs[cpu].rt.has_peers(prio) {
+            self.rqs[cpu].rt.requeue_tail(t, prio);
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// `update_blocked_averages()` ends in `cpufreq_update_util()` when a signal decayed,
+    /// under either call-site variant (it does not go through `cfs_rq_util_change`).
+    fn fair_util_kick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        if self.fair.take_util_change(cpu) {
+            self.cpufreq_update_util(cpu, 0, now, q);
+        }
+    }
+
+    /// The nohz idle balancer's blocked-load update (`NOHZ_STATS_KICK`): every
+    /// `LOAD_AVG_PERIOD` ms while some idle CPU still has PELT signals to decay.
+    fn nohz_stats(&mut self, now: Time, q: &mut EventQueue<Event>) {
+        let mut pending = false;
+        for cpu in 0..self.rqs.len() {
+            if self.rqs[cpu].curr.is_none() && self.has_blocked(cpu) {
+                self.update_blocked_averages(cpu, now);
+                self.fair_util_kick(cpu, now, q);
+                pending |= self.has_blocked(cpu);
+            }
+        }
+        self.nohz_stats_armed = pending;
+        if pending {
+            q.schedule(now + BLOCKED_UPDATE_PERIOD_NS, Event::NohzStats);
+        }
+    }
+
+    /// A CPU went idle: make sure its blocked signals will decay.
+    fn arm_nohz_stats(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        if !self.nohz_stats_armed && self.has_blocked(cpu) {
+            self.nohz_stats_armed = true;
+            q.schedule(now + BLOCKED_UPDATE_PERIOD_NS, Event::NohzStats);
         }
     }
 
@@ -873,7 +1134,8 @@ impl Kernel {
             }
             Syscall::Io { service_ns } => {
                 self.tasks[t].in_iowait = true;
-                self.sleep(t, TaskState::Uninterruptible, now + service_ns, q);
+                let service = self.rng.jitter(service_ns, self.variant.io_jitter_pct);
+                self.sleep(t, TaskState::Uninterruptible, now + service, q);
                 return;
             }
             Syscall::MutexLock(m) => {
@@ -1007,7 +1269,7 @@ impl Kernel {
         if running && old_class == Class::Fair {
             self.fair.put_prev_entity(cpu, self.tasks[t].se, now);
         }
-        self.dequeue_task(t, cpu, false, now);
+        self.dequeue_task(t, cpu, QueueFlags::default(), now, q);
         let idle = params.policy == Policy::Idle;
         let task = &mut self.tasks[t];
         task.policy = params.policy;
@@ -1124,7 +1386,7 @@ impl Model for Kernel {
                 if gen != self.rqs[cpu].tick_gen {
                     return;
                 }
-                self.scheduler_tick(cpu, now);
+                self.scheduler_tick(cpu, now, q);
                 q.schedule(now + self.variant.tick_ns(), Event::Tick { cpu, gen });
             }
             Event::WorkDone { cpu, gen } => {
@@ -1153,6 +1415,8 @@ impl Model for Kernel {
                 self.try_to_wake_up(task, cpu, now, q);
             }
             Event::RtPeriod => self.rt_period(now, q),
+            Event::CpufreqWork { policy } => self.cpufreq_work(policy, now, q),
+            Event::NohzStats => self.nohz_stats(now, q),
             Event::DlReplenish { task, deadline } => {
                 if self.tasks[task].dl.deadline == deadline {
                     self.dl_replenish(task, now);

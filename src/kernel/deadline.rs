@@ -31,6 +31,14 @@ impl DlEntity {
         }
     }
 
+    /// `to_ratio(period, runtime)` on the 0..=1024 capacity scale: the bandwidth the task
+    /// reserves (`cpu_bw_dl`, schedutil's DL term).
+    pub fn bandwidth(&self) -> u64 {
+        (self.dl_runtime * 1024)
+            .checked_div(self.dl_period)
+            .unwrap_or(0)
+    }
+
     /// `update_dl_entity()`: at wakeup, start a new period if the current deadline has
     /// passed or the remaining runtime would exceed the reserved bandwidth before it.
     pub fn update_at_wakeup(&mut self, now: u64) {

@@ -7,6 +7,7 @@
 //! root cfs_rq of each CPU), so group entities and per-group runqueues of
 //! CONFIG_FAIR_GROUP_SCHED are more of the same rows rather than a new data model.
 
+use super::pelt::{self, Removed, SchedAvg};
 use super::variant::{Features, Variant};
 
 pub type SeId = usize;
@@ -116,6 +117,8 @@ pub struct SchedEntity {
     pub idle: bool,
     /// The task this entity schedules (`task_of`).
     pub task: usize,
+    /// PELT signals of the entity.
+    pub avg: SchedAvg,
     /// Tie-break among equal vruntimes: later insertions go right, as in the rbtree.
     tree_seq: u64,
 }
@@ -136,6 +139,14 @@ pub struct CfsRq {
     pub next: Option<SeId>,
     pub last: Option<SeId>,
     pub skip: Option<SeId>,
+    /// PELT signals of the queue (util_est.enqueued: the sum over its enqueued tasks).
+    pub avg: SchedAvg,
+    /// Load of tasks that left while the queue was not updated (`cfs_rq->removed`).
+    pub removed: Removed,
+    /// `cfs_rq_clock_pelt()`: the rq's PELT clock, set by the core at each clock update.
+    pub clock_pelt: u64,
+    /// `cfs_rq_util_change()` happened since the core last looked: schedutil must hear of it.
+    pub util_changed: bool,
 }
 
 impl CfsRq {
@@ -163,6 +174,19 @@ pub struct QueueFlags {
     pub wakeup: bool,
     /// ENQUEUE_MIGRATED: the task changed CPU while sleeping.
     pub migrated: bool,
+    /// The task is being moved between runqueues while queued (`task_on_rq_migrating`):
+    /// its PELT signals are detached from the old queue at dequeue.
+    pub migrating: bool,
+}
+
+/// What `update_load_avg()` does besides aging (its flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoadAvgAction {
+    Update,
+    /// DO_ATTACH: attach a new or migrated entity.
+    Attach,
+    /// DO_DETACH: detach an entity leaving the queue while queued.
+    Detach,
 }
 
 /// The scaled CFS tunables (`update_sysctl()`).
@@ -204,6 +228,9 @@ pub struct Fair {
     pub rqs: Vec<CfsRq>,
     pub tun: Tunables,
     pub feat: Features,
+    /// sched features UTIL_EST / UTIL_EST_FASTUP.
+    util_est: bool,
+    util_est_fastup: bool,
     free_ses: Vec<SeId>,
     tree_seq: u64,
 }
@@ -215,20 +242,23 @@ impl Fair {
             rqs: vec![CfsRq::default(); nr_cpus],
             tun: Tunables::new(v, nr_cpus),
             feat: v.features.clone(),
+            util_est: v.features.util_est,
+            util_est_fastup: v.features.util_est_fastup,
             free_ses: Vec::new(),
             tree_seq: 0,
         }
     }
 
-    /// A new entity (reusing the slot of an exited task's).
+    /// A new entity (reusing the slot of an exited task's), with `init_entity_runnable_average`.
     pub fn alloc_se(&mut self, load: LoadWeight, idle: bool, cfs_rq: usize, task: usize) -> SeId {
-        let se = SchedEntity {
+        let mut se = SchedEntity {
             load,
             idle,
             cfs_rq,
             task,
             ..SchedEntity::default()
         };
+        pelt::init_entity_runnable_average(&mut se.avg, load.weight);
         match self.free_ses.pop() {
             Some(id) => {
                 self.ses[id] = se;
@@ -357,6 +387,119 @@ impl Fair {
         delta
     }
 
+    /// `update_load_avg()`: age the entity (if attached) and the queue, then attach or detach
+    /// as asked. A change of the queue's signals flags `util_changed` (`cfs_rq_util_change`).
+    fn update_load_avg(&mut self, cfs: usize, se: SeId, action: LoadAvgAction) {
+        let rq = &mut self.rqs[cfs];
+        let e = &mut self.ses[se];
+        let now = rq.clock_pelt;
+        if e.avg.last_update_time != 0 {
+            pelt::update_se(
+                &mut e.avg,
+                now,
+                e.load.weight,
+                rq.curr == Some(se),
+                e.on_rq,
+                1,
+            );
+        }
+        let mut decayed = pelt::apply_removed(&mut rq.avg, &mut rq.removed);
+        decayed |= pelt::update_cfs_rq(
+            &mut rq.avg,
+            now,
+            rq.load.weight,
+            rq.h_nr_running,
+            rq.curr.is_some(),
+        );
+        if e.avg.last_update_time == 0 && action == LoadAvgAction::Attach {
+            pelt::attach(&mut rq.avg, &mut e.avg, e.load.weight);
+            rq.util_changed = true;
+        } else if action == LoadAvgAction::Detach {
+            pelt::detach(&mut rq.avg, &e.avg, e.load.weight);
+            e.avg.last_update_time = 0;
+            rq.util_changed = true;
+        } else if decayed {
+            rq.util_changed = true;
+        }
+    }
+
+    /// `update_blocked_averages()` for this queue (no group hierarchy): age the queue's
+    /// signals; returns whether they decayed.
+    pub fn update_blocked(&mut self, cfs: usize) -> bool {
+        let rq = &mut self.rqs[cfs];
+        let mut decayed = pelt::apply_removed(&mut rq.avg, &mut rq.removed);
+        decayed |= pelt::update_cfs_rq(
+            &mut rq.avg,
+            rq.clock_pelt,
+            rq.load.weight,
+            rq.h_nr_running,
+            rq.curr.is_some(),
+        );
+        decayed
+    }
+
+    /// `cpu_util_cfs()`.
+    pub fn cpu_util_cfs(&self, cfs: usize, capacity_orig: u64) -> u64 {
+        let a = &self.rqs[cfs].avg;
+        pelt::cpu_util_cfs(
+            a.util_avg,
+            a.util_est.enqueued,
+            capacity_orig,
+            self.util_est,
+        )
+    }
+
+    /// `util_est_enqueue()` at the start of `enqueue_task_fair`.
+    pub fn util_est_enqueue(&mut self, cfs: usize, se: SeId) {
+        pelt::util_est_enqueue(&mut self.rqs[cfs].avg, &self.ses[se].avg, self.util_est);
+    }
+
+    /// `util_est_dequeue()` at the start of `dequeue_task_fair`.
+    pub fn util_est_dequeue(&mut self, cfs: usize, se: SeId) {
+        pelt::util_est_dequeue(&mut self.rqs[cfs].avg, &self.ses[se].avg, self.util_est);
+    }
+
+    /// `util_est_update()` at the end of `dequeue_task_fair`.
+    pub fn util_est_update(&mut self, se: SeId, task_sleep: bool, capacity_orig: u64) {
+        let (ue, fastup) = (self.util_est, self.util_est_fastup);
+        pelt::util_est_update(&mut self.ses[se].avg, task_sleep, capacity_orig, ue, fastup);
+    }
+
+    /// `post_init_entity_util_avg()` of a new task about to be enqueued on `cfs`.
+    pub fn post_init_entity_util_avg(&mut self, cfs: usize, se: SeId, capacity_orig: u64) {
+        let e = &mut self.ses[se];
+        pelt::post_init_entity_util_avg(
+            &mut e.avg,
+            &self.rqs[cfs].avg,
+            e.load.weight,
+            capacity_orig,
+        );
+    }
+
+    /// `migrate_task_rq_fair()` for a task woken on another CPU: its load leaves the old
+    /// queue at that queue's next update, its signals are aged by the old CPU's idle time
+    /// (`migrate_se_pelt_lag`), and it attaches to the new queue at enqueue.
+    pub fn migrate_task_pelt(
+        &mut self,
+        se: SeId,
+        src_clock: &pelt::PeltClock,
+        src_idle: bool,
+        now: u64,
+    ) {
+        let cfs = self.ses[se].cfs_rq;
+        let rq = &mut self.rqs[cfs];
+        let e = &mut self.ses[se];
+        let last = rq.avg.last_update_time;
+        pelt::remove_entity_load_avg(&mut rq.removed, &mut e.avg, e.load.weight, last);
+        pelt::migrate_se_pelt_lag(&mut e.avg, e.load.weight, src_clock, last, now, src_idle);
+        e.avg.last_update_time = 0;
+    }
+
+    /// Whether schedutil must hear of a change of this queue's signals; clears the flag.
+    pub fn take_util_change(&mut self, cfs: usize) -> bool {
+        std::mem::take(&mut self.rqs[cfs].util_changed)
+    }
+
     fn account_enqueue(&mut self, cfs: usize, se: SeId) {
         let (w, idle) = (self.ses[se].load.weight, self.ses[se].idle);
         let rq = &mut self.rqs[cfs];
@@ -413,11 +556,12 @@ impl Fair {
             let min = self.rqs[cfs].min_vruntime;
             self.ses[se].vruntime = self.ses[se].vruntime.wrapping_add(min);
         }
+        self.ses[se].cfs_rq = cfs;
+        self.update_load_avg(cfs, se, LoadAvgAction::Attach);
         self.account_enqueue(cfs, se);
         if flags.wakeup {
             self.place_entity(cfs, se, false);
         }
-        self.ses[se].cfs_rq = cfs;
         if !is_curr {
             self.tree_insert(cfs, se);
         }
@@ -438,6 +582,12 @@ impl Fair {
     /// this queue's min_vruntime, ready for another queue.
     pub fn dequeue_entity(&mut self, cfs: usize, se: SeId, flags: QueueFlags, now: u64) {
         self.update_curr(cfs, now);
+        let action = if flags.migrating {
+            LoadAvgAction::Detach
+        } else {
+            LoadAvgAction::Update
+        };
+        self.update_load_avg(cfs, se, action);
         self.clear_buddies(cfs, se);
         if self.rqs[cfs].curr != Some(se) {
             self.tree_remove(cfs, se);
@@ -497,6 +647,7 @@ impl Fair {
         self.clear_buddies(cfs, se);
         if self.ses[se].on_rq {
             self.tree_remove(cfs, se);
+            self.update_load_avg(cfs, se, LoadAvgAction::Update);
         }
         self.rqs[cfs].curr = Some(se);
         let e = &mut self.ses[se];
@@ -510,6 +661,7 @@ impl Fair {
         if self.ses[se].on_rq {
             self.update_curr(cfs, now);
             self.tree_insert(cfs, se);
+            self.update_load_avg(cfs, se, LoadAvgAction::Update);
         }
         self.rqs[cfs].curr = None;
     }
@@ -541,6 +693,9 @@ impl Fair {
     /// `entity_tick()`'s preemption part: charge the running entity, check its slice.
     pub fn task_tick(&mut self, cfs: usize, now: u64) -> Preempt {
         self.update_curr(cfs, now);
+        if let Some(curr) = self.rqs[cfs].curr {
+            self.update_load_avg(cfs, curr, LoadAvgAction::Update);
+        }
         match self.rqs[cfs].curr {
             Some(curr) if self.rqs[cfs].nr_running > 1 => self.check_preempt_tick(cfs, curr),
             _ => Preempt::No,
@@ -626,18 +781,12 @@ impl Fair {
         self.rqs[cfs].skip = Some(se);
     }
 
-    /// Change an entity's weight (`reweight_task`), e.g. on a nice change.
+    /// Change the weight of a dequeued entity (`reweight_task` between the dequeue and
+    /// enqueue of `__sched_setscheduler`): its PELT load follows the new weight.
     pub fn reweight(&mut self, se: SeId, load: LoadWeight, idle: bool) {
-        let e = &self.ses[se];
-        if e.on_rq {
-            let cfs = e.cfs_rq;
-            let (old, was_idle) = (e.load.weight, e.idle);
-            let rq = &mut self.rqs[cfs];
-            rq.load.sub(old);
-            rq.load.add(load.weight);
-            rq.idle_h_nr_running = rq.idle_h_nr_running - u32::from(was_idle) + u32::from(idle);
-        }
         let e = &mut self.ses[se];
+        debug_assert!(!e.on_rq, "reweight of a queued entity");
+        pelt::reweight_se(&mut e.avg, load.weight);
         e.load = load;
         e.idle = idle;
     }
@@ -739,7 +888,7 @@ mod tests {
             a,
             QueueFlags {
                 wakeup: true,
-                migrated: false,
+                ..QueueFlags::default()
             },
             0,
         );

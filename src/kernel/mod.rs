@@ -1,15 +1,19 @@
 //! The simulated kernel, one module per kernel file where possible: `core.rs` (core.c: rq,
 //! wakeup, schedule, fork/exit, setscheduler, migration), `fair.rs` (fair.c: CFS), `rt.rs`
-//! (rt.c), `deadline.rs` (deadline.c), `cpuidle.rs` (time per OPP and idle state, for energy), `futex.rs` (the futex-backed pthread objects rt-app
-//! uses), `variant.rs` (CONFIG_*, sched features, tunables, patch switches).
+//! (rt.c), `deadline.rs` (deadline.c), `cpuidle.rs` (time per OPP and idle state, for energy), `pelt.rs` (pelt.c: PELT, util_est), `futex.rs` (the futex-backed pthread objects rt-app
+//! uses), `cpufreq/` (the governors), `sched_cpufreq.rs` (the
+//! scheduler's cpufreq hook and frequency changes), `variant.rs` (CONFIG_*, sched features, tunables, patch switches).
 
 pub mod core;
+pub mod cpufreq;
 pub mod cpuidle;
 pub mod deadline;
 pub mod fair;
 pub mod futex;
+pub mod pelt;
 pub mod rt;
 pub mod sched;
+mod sched_cpufreq;
 pub mod variant;
 
 pub use self::core::Kernel;

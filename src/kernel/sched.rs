@@ -4,7 +4,9 @@
 use super::cpuidle::Residency;
 use super::deadline::{DlEntity, DlRq};
 use super::fair::SeId;
+use super::pelt::{PeltClock, SchedAvg};
 use super::rt::RtRq;
+use super::sched_cpufreq::CpuTimesAcc;
 use crate::report::LatencyHistogram;
 use crate::workload::{CpuSet, Policy, Thread};
 
@@ -158,6 +160,19 @@ pub struct Rq {
     pub capacity_cur: u64,
     /// Busy/idle time per OPP and idle time per idle state.
     pub res: Residency,
+    /// The rq's PELT clock (`clock_pelt`, `lost_idle_time`).
+    pub pelt: PeltClock,
+    /// PELT utilization of the RT and deadline classes (`rq->avg_rt`, `rq->avg_dl`).
+    pub avg_rt: SchedAvg,
+    pub avg_dl: SchedAvg,
+    /// When the next periodic `update_blocked_averages` of this busy CPU is due.
+    pub next_blocked: u64,
+    /// Tasks that went to sleep in iowait from this CPU and have not woken (`nr_iowait`).
+    pub nr_iowait: u32,
+    /// Idle/iowait/nice time, for the sampling governors.
+    pub times: CpuTimesAcc,
+    /// `running_bw` of the deadline tasks queued here, on the 0..=1024 scale.
+    pub dl_running_bw: u64,
 }
 
 /// A frequency domain (cpufreq policy) and the cluster its CPUs form.

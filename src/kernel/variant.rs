@@ -3,33 +3,36 @@
 //! here only; `--set KEY=VALUE` and experiment files write them through `Variant::set`, which
 //! validates the value and names what it expected.
 
+use super::cpufreq::{GovernorKind, Tunables};
 use crate::error::InputError;
 use serde_json::{Map, Value};
 
-/// A cpufreq governor. Only the fixed-frequency ones exist until the frequency model lands.
+/// Where `cpufreq_update_util()` is called from (SPEC §7.1, seed 004).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Governor {
-    /// Every policy at its highest OPP.
-    Performance,
-    /// Every policy at its lowest OPP.
-    Powersave,
+pub enum UpdateSites {
+    /// Mainline v6.1: from `cfs_rq_util_change()` when the root cfs_rq's PELT signals decay or
+    /// a task attaches/detaches, at enqueue of a task leaving iowait, RT/DL enqueue paths.
+    V61,
+    /// "sched/fair: Be less aggressive in calling cpufreq_update_util()": at the end of every
+    /// fair enqueue and dequeue, at each fair pick and tick, not from PELT updates.
+    LessAggressive,
 }
 
-impl Governor {
-    pub const NAMES: &'static [&'static str] = &["performance", "powersave"];
+impl UpdateSites {
+    pub const NAMES: &'static [&'static str] = &["v6.1", "less-aggressive"];
 
-    pub fn parse(s: &str) -> Option<Governor> {
+    pub fn parse(s: &str) -> Option<UpdateSites> {
         match s {
-            "performance" => Some(Governor::Performance),
-            "powersave" => Some(Governor::Powersave),
+            "v6.1" => Some(UpdateSites::V61),
+            "less-aggressive" => Some(UpdateSites::LessAggressive),
             _ => None,
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
-            Governor::Performance => "performance",
-            Governor::Powersave => "powersave",
+            UpdateSites::V61 => "v6.1",
+            UpdateSites::LessAggressive => "less-aggressive",
         }
     }
 }
@@ -37,8 +40,15 @@ impl Governor {
 /// The kernel variant and configuration of one run. Defaults are mainline v6.1.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
+    /// `variant.freq_invariance`: PELT scaled by frequency and schedutil mapping util against
+    /// the maximum frequency. None: as the platform (arm64 yes, the x86 of seed 003 no).
+    pub freq_invariance: Option<bool>,
+    /// `variant.cpufreq_update_sites`.
+    pub cpufreq_update_sites: UpdateSites,
     /// `cpufreq.governor`: the governor of every policy.
-    pub governor: Governor,
+    pub governor: GovernorKind,
+    /// `cpufreq.<tunable>`: the governors' sysfs tunables.
+    pub cpufreq: Tunables,
     /// CONFIG_HZ: tick frequency.
     pub hz: u32,
     pub features: Features,
@@ -59,6 +69,12 @@ pub struct Variant {
     pub cost_context_switch_ns: u64,
     /// CPU time of a system call that does not block (lock, signal, fork, setaffinity, …).
     pub cost_syscall_ns: u64,
+    /// Delay between schedutil queueing its kthread work (drivers without fast switch) or a
+    /// dbs governor queueing its work and that work setting the frequency.
+    pub cost_cpufreq_work_ns: u64,
+    /// Blocking I/O service times vary uniformly by ± this percentage (seeded): devices
+    /// are not metronomes, and a perfectly periodic I/O loop phase-locks with the governor.
+    pub io_jitter_pct: u64,
     /// The workload's initial threads start at a time drawn uniformly from
     /// `0..start_spread_ns` with the run's seed, as rt-app's threads never start at the same
     /// nanosecond.
@@ -75,6 +91,8 @@ pub struct Features {
     pub wakeup_preemption: bool,
     pub alt_period: bool,
     pub base_slice: bool,
+    pub util_est: bool,
+    pub util_est_fastup: bool,
 }
 
 impl Default for Features {
@@ -87,6 +105,8 @@ impl Default for Features {
             wakeup_preemption: true,
             alt_period: true,
             base_slice: true,
+            util_est: true,
+            util_est_fastup: true,
         }
     }
 }
@@ -94,7 +114,10 @@ impl Default for Features {
 impl Default for Variant {
     fn default() -> Self {
         Variant {
-            governor: Governor::Performance,
+            freq_invariance: None,
+            cpufreq_update_sites: UpdateSites::V61,
+            governor: GovernorKind::Schedutil,
+            cpufreq: Tunables::default(),
             hz: 250,
             features: Features::default(),
             sched_latency_ns: 6_000_000,
@@ -108,6 +131,8 @@ impl Default for Variant {
             sched_rr_timeslice_ms: 100,
             cost_context_switch_ns: 1_000,
             cost_syscall_ns: 500,
+            cost_cpufreq_work_ns: 50_000,
+            io_jitter_pct: 10,
             start_spread_ns: 20_000,
         }
     }
@@ -173,6 +198,8 @@ const KNOBS: &[Knob] = &[
     ),
     knob!("feature.ALT_PERIOD", Bool, features.alt_period),
     knob!("feature.BASE_SLICE", Bool, features.base_slice),
+    knob!("feature.UTIL_EST", Bool, features.util_est),
+    knob!("feature.UTIL_EST_FASTUP", Bool, features.util_est_fastup),
     knob!(
         "debug.latency_ns",
         Uint(100_000, 1_000_000_000),
@@ -230,19 +257,40 @@ const KNOBS: &[Knob] = &[
 ];
 
 const GOVERNOR_KEY: &str = "cpufreq.governor";
+const FREQ_INVARIANCE_KEY: &str = "variant.freq_invariance";
+const UPDATE_SITES_KEY: &str = "variant.cpufreq_update_sites";
+
+fn parse_bool(raw: &str) -> Option<bool> {
+    match raw {
+        "true" | "1" | "on" | "yes" => Some(true),
+        "false" | "0" | "off" | "no" => Some(false),
+        _ => None,
+    }
+}
 
 impl Variant {
     /// Apply `KEY=VALUE`; `source` names where it came from (`--set`, a file) for errors.
     pub fn set(&mut self, key: &str, value: &str, source: &str) -> Result<(), InputError> {
+        let raw = value.trim();
+        let bad = |expected: String| InputError::new(source, key, expected, format!("`{raw}`"));
         if key == GOVERNOR_KEY {
-            self.governor = Governor::parse(value.trim()).ok_or_else(|| {
-                InputError::new(
-                    source,
-                    key,
-                    format!("one of {}", Governor::NAMES.join(", ")),
-                    format!("`{}`", value.trim()),
-                )
-            })?;
+            self.governor = GovernorKind::parse(raw)
+                .ok_or_else(|| bad(format!("one of {}", GovernorKind::NAMES.join(", "))))?;
+            return Ok(());
+        }
+        if let Some(tunable) = key.strip_prefix("cpufreq.") {
+            if Tunables::KEYS.contains(&tunable) {
+                return self.cpufreq.set(tunable, raw).map_err(bad);
+            }
+        }
+        if key == FREQ_INVARIANCE_KEY {
+            self.freq_invariance =
+                Some(parse_bool(raw).ok_or_else(|| bad("true or false".into()))?);
+            return Ok(());
+        }
+        if key == UPDATE_SITES_KEY {
+            self.cpufreq_update_sites = UpdateSites::parse(raw)
+                .ok_or_else(|| bad(format!("one of {}", UpdateSites::NAMES.join(", "))))?;
             return Ok(());
         }
         let Some(knob) = KNOBS.iter().find(|k| k.key == key) else {
@@ -253,13 +301,10 @@ impl Variant {
                 format!("unknown key `{key}`"),
             ));
         };
-        let raw = value.trim();
-        let bad = |expected: String| InputError::new(source, key, expected, format!("`{raw}`"));
         let x = match knob.kind {
-            Kind::Bool => match raw {
-                "true" | "1" | "on" | "yes" => 1,
-                "false" | "0" | "off" | "no" => 0,
-                _ => return Err(bad("true or false".into())),
+            Kind::Bool => match parse_bool(raw) {
+                Some(b) => i64::from(b),
+                None => return Err(bad("true or false".into())),
             },
             Kind::Uint(lo, hi) => match raw.parse::<u64>() {
                 Ok(x) if (lo..=hi).contains(&x) => x as i64,
@@ -294,6 +339,18 @@ impl Variant {
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert(GOVERNOR_KEY.to_string(), Value::from(self.governor.name()));
+        for k in Tunables::KEYS {
+            let v = self.cpufreq.get(k).unwrap_or_default();
+            m.insert(format!("cpufreq.{k}"), Value::from(v));
+        }
+        m.insert(
+            FREQ_INVARIANCE_KEY.to_string(),
+            self.freq_invariance.map_or(Value::Null, Value::from),
+        );
+        m.insert(
+            UPDATE_SITES_KEY.to_string(),
+            Value::from(self.cpufreq_update_sites.name()),
+        );
         for k in KNOBS {
             m.insert(k.key.to_string(), (k.get)(self));
         }
@@ -343,14 +400,20 @@ mod tests {
         assert!(e.found.contains("nope.key"));
         assert!(v.set_pair("feature.LAST_BUDDY", "--set").is_err());
         v.set("cpufreq.governor", "powersave", "--set").unwrap();
-        assert_eq!(v.governor, Governor::Powersave);
+        assert_eq!(v.governor, GovernorKind::Powersave);
         assert!(v.set("cpufreq.governor", "schedutil-ish", "--set").is_err());
+        v.set("cpufreq.rate_limit_us", "200", "--set").unwrap();
+        assert_eq!(v.cpufreq.rate_limit_us, Some(200));
+        assert!(v.set("cpufreq.rate_limit_us", "-3", "--set").is_err());
     }
 
     #[test]
     fn every_knob_appears_in_the_json() {
         let j = Variant::default().to_json();
-        assert_eq!(j.as_object().unwrap().len(), KNOBS.len() + 1);
+        assert_eq!(
+            j.as_object().unwrap().len(),
+            KNOBS.len() + 3 + Tunables::KEYS.len()
+        );
         assert_eq!(j["config.HZ"], 250);
     }
 }

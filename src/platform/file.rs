@@ -323,6 +323,7 @@ impl Reader<'_> {
             "freq_domains",
             "hz",
             "freq_invariant",
+            "energy_model",
         ];
         let t = self.table(root, String::new(), KEYS)?;
         let name = self.string(self.required(&t, "name", NAME)?, &t.at("name"), NAME)?;
@@ -342,7 +343,11 @@ impl Reader<'_> {
         };
         let freq_invariant = match t.get("freq_invariant") {
             None => true,
-            Some(n) => self.boolean(n, &t.at("freq_invariant"), INVARIANT)?,
+            Some(n) => self.boolean(n, &t.at("freq_invariant"), BOOL)?,
+        };
+        let energy_model = match t.get("energy_model") {
+            None => true,
+            Some(n) => self.boolean(n, &t.at("energy_model"), BOOL)?,
         };
         Ok(Platform {
             name,
@@ -350,6 +355,7 @@ impl Reader<'_> {
             cpus,
             freq_domains,
             hz,
+            energy_model,
             freq_invariant,
         })
     }
@@ -404,6 +410,8 @@ impl Reader<'_> {
             "opps",
             "transition_latency_ns",
             "transition_delay_us",
+            "fast_switch",
+            "freq_table",
             "cluster_idle_states",
         ];
         let t = self.table(node, place, KEYS)?;
@@ -427,11 +435,17 @@ impl Reader<'_> {
             })?,
             None => Vec::new(),
         };
+        let flag = |key: &str| match t.get(key) {
+            None => Ok(true),
+            Some(n) => self.boolean(n, &t.at(key), BOOL),
+        };
         Ok(FreqDomain {
             cpus,
             opps,
             transition_latency_ns,
             transition_delay_us,
+            fast_switch: flag("fast_switch")?,
+            freq_table: flag("freq_table")?,
             cluster_idle_states,
         })
     }
@@ -490,7 +504,7 @@ const DESCRIPTION: &str = "a description (a string)";
 const CPUS: &str = "an array of CPUs";
 const DOMAINS: &str = "an array of frequency domains";
 const HZ: &str = "CONFIG_HZ (an integer)";
-const INVARIANT: &str = "true or false";
+const BOOL: &str = "true or false";
 const UARCH: &str = "the micro-architecture's name (a string)";
 const CAPACITY: &str = "a capacity from 1 to 1024";
 const DOMAIN_INDEX: &str = "the index of a frequency domain (an integer from 0)";

@@ -54,6 +54,14 @@ pub struct FreqDomain {
     /// The driver's `transition_delay_us`, if it sets one.
     #[serde(default)]
     pub transition_delay_us: Option<u64>,
+    /// The driver can set the frequency from the scheduler's context
+    /// (`fast_switch_possible`); otherwise schedutil defers to its kthread.
+    #[serde(default = "default_true")]
+    pub fast_switch: bool,
+    /// The driver has a frequency table (x86 P-states have none: schedutil then requests
+    /// raw kHz).
+    #[serde(default = "default_true")]
+    pub freq_table: bool,
     /// Idle states of the cluster these CPUs form (shallowest first).
     #[serde(default)]
     pub cluster_idle_states: Vec<IdleState>,
@@ -91,6 +99,10 @@ pub struct Platform {
     /// The platform's CONFIG_HZ if it differs from the kernel default (rk3399: 100).
     #[serde(default)]
     pub hz: Option<u32>,
+    /// Whether the kernel registers an energy model for the CPUs (DT power data on Arm;
+    /// not on the x86 of seed 003). cpufreq then skips inefficient OPPs.
+    #[serde(default = "default_true")]
+    pub energy_model: bool,
     /// Whether the architecture provides frequency invariance (arm64 AMU/cpufreq: yes; the
     /// x86 of seed 003: no).
     #[serde(default = "default_true")]
