@@ -988,6 +988,9 @@ impl Kernel {
         }
         if let Some(p) = prev {
             if self.tasks[p].state == TaskState::Dead {
+                if self.tasks[p].class() == Class::Fair {
+                    self.fair.task_dead(self.tasks[p].se);
+                }
                 self.fair.free_se(self.tasks[p].se);
             }
         }

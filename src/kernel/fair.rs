@@ -495,6 +495,15 @@ impl Fair {
         e.avg.last_update_time = 0;
     }
 
+    /// `task_dead_fair()`: an exited task's load leaves its queue at the queue's next update.
+    pub fn task_dead(&mut self, se: SeId) {
+        let cfs = self.ses[se].cfs_rq;
+        let rq = &mut self.rqs[cfs];
+        let e = &mut self.ses[se];
+        let last = rq.avg.last_update_time;
+        pelt::remove_entity_load_avg(&mut rq.removed, &mut e.avg, e.load.weight, last);
+    }
+
     /// Whether schedutil must hear of a change of this queue's signals; clears the flag.
     pub fn take_util_change(&mut self, cfs: usize) -> bool {
         std::mem::take(&mut self.rqs[cfs].util_changed)

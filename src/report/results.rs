@@ -3,6 +3,7 @@
 
 use super::{cluster_energy_mj, cpu_energy_mj, LatencySummary};
 use crate::kernel::cpuidle::Residency;
+use crate::kernel::sched::TaskState;
 use crate::kernel::Kernel;
 use crate::platform::{IdleState, Opp};
 use crate::workload::gen::Generator;
@@ -29,6 +30,10 @@ pub struct TaskResult {
     /// Activations that found their period already over (rt-app's negative slack).
     pub deadline_misses: u64,
     pub wakeup_latency_ns: LatencySummary,
+    /// PELT utilization at the task's last update (0..=1024), and its util_est ewma; 0 for
+    /// an exited task (its entity is gone).
+    pub util_avg: u64,
+    pub util_est_ewma: u32,
     /// Runtime per CPU, keyed by CPU number (CPUs the task never ran on are left out).
     pub cpu_runtime_ns: BTreeMap<String, u64>,
     /// Whether the task had exited by the end of the run.
@@ -91,6 +96,7 @@ pub struct Results {
 impl Results {
     /// Collect the results from a kernel whose books were closed at `end`.
     pub fn collect(k: &Kernel, seed: u64, end: u64, sim_events: u64, wall_ns: u64) -> Results {
+        let live = |t: &crate::kernel::sched::Task| (t.state != TaskState::Dead).then_some(t.se);
         let tasks: Vec<TaskResult> = k
             .tasks
             .iter()
@@ -108,6 +114,8 @@ impl Results {
                 activations: t.thread.activations(),
                 deadline_misses: t.thread.deadline_misses(),
                 wakeup_latency_ns: t.stats.wakeup_latency.summary(),
+                util_avg: live(t).map_or(0, |se| k.fair.ses[se].avg.util_avg),
+                util_est_ewma: live(t).map_or(0, |se| k.fair.ses[se].avg.util_est.ewma),
                 cpu_runtime_ns: t
                     .stats
                     .cpu_runtime
@@ -116,7 +124,7 @@ impl Results {
                     .filter(|(_, &ns)| ns > 0)
                     .map(|(c, &ns)| (c.to_string(), ns))
                     .collect(),
-                exited: t.state == crate::kernel::sched::TaskState::Dead,
+                exited: t.state == TaskState::Dead,
                 forked: t.forked,
             })
             .collect();
