@@ -13,7 +13,7 @@ pub mod trace;
 pub mod workload;
 
 use error::InputError;
-use kernel::core::{Event, Kernel};
+use kernel::core::{Event, Kernel, KernelOutputs};
 use kernel::Variant;
 use platform::Platform;
 use report::Results;
@@ -21,7 +21,7 @@ use sim::{EventQueue, SimRng};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use trace::{Ftrace, Observer, RtappLogs};
+use trace::{EventSelection, Ftrace, Observer, RtappLogs};
 use workload::Workload;
 
 /// Simulated time of a run whose workload and command line give none.
@@ -43,6 +43,8 @@ pub struct Run {
 #[derive(Debug, Default, Clone)]
 pub struct Outputs {
     pub trace: Option<PathBuf>,
+    /// Load-tracking events the trace carries besides the default ones.
+    pub trace_events: EventSelection,
     pub rtapp_logs: Option<PathBuf>,
 }
 
@@ -108,8 +110,11 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         run.platform,
         run.variant,
         run.workload,
-        observer,
-        logs,
+        KernelOutputs {
+            observer,
+            rtapp_logs: logs,
+            events: out.trace_events,
+        },
         SimRng::new(run.seed),
         &mut queue,
     )?;

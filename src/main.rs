@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use schedlab::error::InputError;
 use schedlab::kernel::Variant;
 use schedlab::platform::{preset, preset_names, Platform};
+use schedlab::trace::EventSelection;
 use schedlab::workload::{parse_workload, Workload};
 use schedlab::{simulate, Error, Outputs, Run};
 use std::io::Read;
@@ -78,6 +79,11 @@ struct RunArgs {
     /// Write an ftrace text trace to FILE (and FILE's stem .plat_info.yml beside it).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Load-tracking events to add to the trace: all, or a comma-separated list of
+    /// sched_pelt_se, sched_pelt_cfs, sched_util_est_se, sched_util_est_cfs,
+    /// sched_cpu_capacity (LISA's kernel-module formats).
+    #[arg(long, value_name = "LIST")]
+    trace_events: Option<String>,
     /// Write rt-app style per-thread logs into DIR.
     #[arg(long, value_name = "DIR")]
     rtapp_logs: Option<PathBuf>,
@@ -144,8 +150,13 @@ fn run(args: RunArgs) -> Result<(), Error> {
         variant.set_pair(pair, "--set")?;
     }
     let duration_ns = args.duration.as_deref().map(parse_duration).transpose()?;
+    let trace_events = match args.trace_events.as_deref() {
+        Some(list) => EventSelection::parse(list)?,
+        None => EventSelection::default(),
+    };
     let outputs = Outputs {
         trace: args.trace.clone(),
+        trace_events,
         rtapp_logs: args.rtapp_logs.clone(),
     };
     let results = simulate(

@@ -106,7 +106,7 @@ fn round_robin_tasks_alternate_every_timeslice() {
     let trace = dir.path().join("rr.txt");
     let out = schedlab::Outputs {
         trace: Some(trace.clone()),
-        rtapp_logs: None,
+        ..Default::default()
     };
     let r = run_full(
         "juno-r0",
@@ -214,7 +214,7 @@ fn same_seed_same_bytes() {
         let trace = dir.path().join(format!("t{i}.txt"));
         let out = schedlab::Outputs {
             trace: Some(trace.clone()),
-            rtapp_logs: None,
+            ..Default::default()
         };
         let r = run_full("juno-r0", &json, S, &[], 7, &out);
         outs.push((

@@ -115,7 +115,7 @@ fn rate_limit_spaces_frequency_changes() {
     let trace = dir.path().join("t.txt");
     let out = schedlab::Outputs {
         trace: Some(trace.clone()),
-        rtapp_logs: None,
+        ..Default::default()
     };
     let json = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -32,11 +32,13 @@ fn lisa_reads_the_trace_and_agrees_with_the_results() {
         "parent": { "loop": -1, "fork": "child", "sleep": 20000 } } }"#;
     let out = schedlab::Outputs {
         trace: Some(trace.clone()),
-        rtapp_logs: None,
+        trace_events: schedlab::trace::EventSelection::parse("all").unwrap(),
+        ..Default::default()
     };
     let r = run_full("juno-r0", json, S, &[], 0, &out);
     let events = "sched_switch,sched_wakeup,sched_waking,sched_wakeup_new,sched_migrate_task,\
-                  sched_process_fork,sched_process_exit,cpu_idle,cpu_frequency";
+                  sched_process_fork,sched_process_exit,cpu_idle,cpu_frequency,sched_pelt_se,\
+                  sched_pelt_cfs,sched_util_est_se,sched_util_est_cfs,sched_cpu_capacity";
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/lisa_trace_counts.py");
     let o = Command::new(python)
         .args([script, trace.to_str().unwrap(), events])
@@ -82,4 +84,15 @@ fn lisa_reads_the_trace_and_agrees_with_the_results() {
     assert!(counts["cpu_frequency"].as_u64().unwrap() > r.cpus.len() as u64);
     assert_eq!(counts["cpu_frequency"], lines("cpu_frequency"));
     assert!(counts["cpu_idle"].as_u64().unwrap() > 0);
+    // The load-tracking events in LISA's kernel-module formats parse, row for row.
+    for ev in [
+        "sched_pelt_se",
+        "sched_pelt_cfs",
+        "sched_util_est_se",
+        "sched_util_est_cfs",
+        "sched_cpu_capacity",
+    ] {
+        assert!(counts[ev].as_u64().unwrap() > 0, "{ev}: no rows");
+        assert_eq!(counts[ev], lines(ev), "{ev}: LISA dropped rows");
+    }
 }

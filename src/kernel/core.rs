@@ -20,7 +20,9 @@ use super::variant::{UpdateSites, Variant};
 use crate::error::InputError;
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Model, SimRng, Time};
-use crate::trace::{Observer, RtappLogs, TaskRef, TraceEvent, IDLE_COMM, PWR_EVENT_EXIT};
+use crate::trace::{
+    EventSelection, Observer, PeltFields, RtappLogs, TaskRef, TraceEvent, IDLE_COMM, PWR_EVENT_EXIT,
+};
 use crate::workload::{
     CpuSet, LoopRecord, Policy, SchedParams, Syscall, Thread, UserCtx, UserSpace, Workload,
 };
@@ -63,6 +65,16 @@ const BLOCKED_UPDATE_PERIOD_NS: u64 = pelt::LOAD_AVG_PERIOD * 1_000_000;
 /// The first pid given to a workload thread (below are the kernel's own threads).
 const FIRST_PID: u32 = 1000;
 
+/// Where the kernel reports what happens.
+#[derive(Default)]
+pub struct KernelOutputs {
+    /// The trace writer (or any observer of the event stream).
+    pub observer: Option<Box<dyn Observer>>,
+    pub rtapp_logs: Option<RtappLogs>,
+    /// Load-tracking events to emit to the observer.
+    pub events: EventSelection,
+}
+
 /// The simulated machine: platform, kernel state and user space.
 pub struct Kernel {
     pub platform: Platform,
@@ -85,6 +97,8 @@ pub struct Kernel {
     run_capacity: u64,
     observer: Option<Box<dyn Observer>>,
     rtapp_logs: Option<RtappLogs>,
+    /// Load-tracking events the observer wants.
+    pub(super) events: EventSelection,
     /// Scratch lists reused to avoid allocating per event.
     wake_scratch: Vec<TaskId>,
     log_scratch: Vec<LoopRecord>,
@@ -97,8 +111,7 @@ impl Kernel {
         platform: Platform,
         variant: Variant,
         workload: Workload,
-        observer: Option<Box<dyn Observer>>,
-        rtapp_logs: Option<RtappLogs>,
+        outputs: KernelOutputs,
         rng: SimRng,
         queue: &mut EventQueue<Event>,
     ) -> Result<Kernel, InputError> {
@@ -217,8 +230,13 @@ impl Kernel {
             rt_period_armed: false,
             next_pid: FIRST_PID,
             run_capacity,
-            observer,
-            rtapp_logs,
+            events: if outputs.observer.is_some() {
+                outputs.events
+            } else {
+                EventSelection::default()
+            },
+            observer: outputs.observer,
+            rtapp_logs: outputs.rtapp_logs,
             wake_scratch: Vec::new(),
             log_scratch: Vec::new(),
             workload,
@@ -427,6 +445,7 @@ impl Kernel {
                     self.cpufreq_update_util(cpu, iowait_flag, now, q);
                 }
                 self.fair.enqueue_entity(cpu, se, flags, now);
+                self.trace_pelt(cpu, t, false, now);
                 if v61 {
                     self.fair_util_change(cpu, now, q);
                 } else {
@@ -480,6 +499,7 @@ impl Kernel {
                 self.fair.dequeue_entity(cpu, se, flags, now);
                 let cap = self.platform.cpus[cpu].capacity_orig as u64;
                 self.fair.util_est_update(se, flags.wakeup, cap);
+                self.trace_pelt(cpu, t, flags.wakeup, now);
                 if self.variant.cpufreq_update_sites == UpdateSites::V61 {
                     self.fair_util_change(cpu, now, q);
                 } else {
@@ -499,6 +519,69 @@ impl Kernel {
                 self.rqs[cpu].dl_running_bw -= task.dl.bandwidth();
                 self.cpufreq_update_util(cpu, 0, now, q);
             }
+        }
+    }
+
+    /// LISA's load-tracking events after a fair task's PELT update on `cpu`.
+    fn trace_pelt(&mut self, cpu: usize, t: TaskId, dequeued_sleeping: bool, now: Time) {
+        let sel = self.events;
+        if !sel.any_pelt() {
+            return;
+        }
+        let Some(obs) = self.observer.as_mut() else {
+            return;
+        };
+        let current = self.rqs[cpu].curr.map(|c| task_ref(&self.tasks[c]));
+        let se = &self.fair.ses[self.tasks[t].se].avg;
+        let p = task_ref(&self.tasks[t]);
+        let fields = |a: &SchedAvg| PeltFields {
+            load: a.load_avg,
+            runnable: a.runnable_avg,
+            util: a.util_avg,
+            update_time: a.last_update_time,
+        };
+        if sel.sched_pelt_se {
+            obs.event(
+                now,
+                cpu,
+                current,
+                &TraceEvent::SchedPeltSe {
+                    cpu,
+                    p,
+                    avg: fields(se),
+                },
+            );
+        }
+        if sel.sched_util_est_se && dequeued_sleeping {
+            let ev = TraceEvent::SchedUtilEstSe {
+                cpu,
+                p,
+                enqueued: se.util_est.enqueued & !pelt::UTIL_AVG_UNCHANGED,
+                ewma: se.util_est.ewma,
+                util: se.util_avg,
+            };
+            obs.event(now, cpu, current, &ev);
+        }
+        let cfs = &self.fair.rqs[cpu].avg;
+        if sel.sched_pelt_cfs {
+            obs.event(
+                now,
+                cpu,
+                current,
+                &TraceEvent::SchedPeltCfs {
+                    cpu,
+                    avg: fields(cfs),
+                },
+            );
+        }
+        if sel.sched_util_est_cfs {
+            let ev = TraceEvent::SchedUtilEstCfs {
+                cpu,
+                enqueued: cfs.util_est.enqueued,
+                ewma: cfs.util_est.ewma,
+                util: cfs.util_avg,
+            };
+            obs.event(now, cpu, current, &ev);
         }
     }
 
@@ -1033,6 +1116,7 @@ impl Kernel {
                 if self.fair.task_tick(cpu, now) == Preempt::Yes {
                     self.resched_curr(cpu);
                 }
+                self.trace_pelt(cpu, t, false, now);
                 if self.variant.cpufreq_update_sites == UpdateSites::LessAggressive {
                     self.fair.take_util_change(cpu);
                     self.cpufreq_update_util(cpu, 0, now, q);

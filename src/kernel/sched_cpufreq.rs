@@ -170,6 +170,16 @@ impl Kernel {
                     cpu,
                 },
             );
+            if self.events.sched_cpu_capacity {
+                let orig = self.platform.cpus[cpu].capacity_orig as u64;
+                let ev = TraceEvent::SchedCpuCapacity {
+                    cpu,
+                    capacity: orig,
+                    capacity_orig: orig,
+                    capacity_curr: cap,
+                };
+                self.emit(now, cpu, &ev);
+            }
         }
     }
 }

@@ -77,6 +77,42 @@ impl<W: Write> Ftrace<W> {
                 writeln!(o, "cpu_idle: state={state} cpu_id={cpu}")
             }
             TraceEvent::CpuFrequency { khz, cpu } => writeln!(o, "cpu_frequency: state={khz} cpu_id={cpu}"),
+            TraceEvent::SchedPeltSe { cpu, p, avg } => writeln!(
+                o,
+                "sched_pelt_se: cpu={cpu} path=(null) comm={} pid={} load={} runnable={} util={} update_time={}",
+                p.comm, p.pid, avg.load, avg.runnable, avg.util, avg.update_time
+            ),
+            TraceEvent::SchedPeltCfs { cpu, avg } => writeln!(
+                o,
+                "sched_pelt_cfs: cpu={cpu} path=/ load={} runnable={} util={} update_time={}",
+                avg.load, avg.runnable, avg.util, avg.update_time
+            ),
+            TraceEvent::SchedUtilEstSe {
+                cpu,
+                p,
+                enqueued,
+                ewma,
+                util,
+            } => writeln!(
+                o,
+                "sched_util_est_se: cpu={cpu} path=(null) comm={} pid={} enqueued={enqueued} ewma={ewma} util={util}",
+                p.comm, p.pid
+            ),
+            TraceEvent::SchedUtilEstCfs {
+                cpu,
+                enqueued,
+                ewma,
+                util,
+            } => writeln!(o, "sched_util_est_cfs: cpu={cpu} path=/ enqueued={enqueued} ewma={ewma} util={util}"),
+            TraceEvent::SchedCpuCapacity {
+                cpu,
+                capacity,
+                capacity_orig,
+                capacity_curr,
+            } => writeln!(
+                o,
+                "sched_cpu_capacity: cpu={cpu} capacity={capacity} capacity_orig={capacity_orig} capacity_curr={capacity_curr}"
+            ),
         }
     }
 }

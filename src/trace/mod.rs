@@ -22,6 +22,73 @@ pub const IDLE_COMM: &str = "<idle>";
 /// `PWR_EVENT_EXIT`: the `cpu_idle` state meaning "leaving idle".
 pub const PWR_EVENT_EXIT: u32 = u32::MAX;
 
+/// The load-tracking events a trace carries besides the scheduler's and power events
+/// (`--trace-events`): off by default, they multiply a trace's size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventSelection {
+    pub sched_pelt_se: bool,
+    pub sched_pelt_cfs: bool,
+    pub sched_util_est_se: bool,
+    pub sched_util_est_cfs: bool,
+    pub sched_cpu_capacity: bool,
+}
+
+impl EventSelection {
+    pub const NAMES: &'static [&'static str] = &[
+        "sched_pelt_se",
+        "sched_pelt_cfs",
+        "sched_util_est_se",
+        "sched_util_est_cfs",
+        "sched_cpu_capacity",
+    ];
+
+    /// A comma-separated list of event names, or `all`.
+    pub fn parse(list: &str) -> Result<EventSelection, crate::error::InputError> {
+        let mut sel = EventSelection::default();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let all = name == "all";
+            let mut known = all;
+            for (n, flag) in [
+                ("sched_pelt_se", &mut sel.sched_pelt_se),
+                ("sched_pelt_cfs", &mut sel.sched_pelt_cfs),
+                ("sched_util_est_se", &mut sel.sched_util_est_se),
+                ("sched_util_est_cfs", &mut sel.sched_util_est_cfs),
+                ("sched_cpu_capacity", &mut sel.sched_cpu_capacity),
+            ] {
+                if all || n == name {
+                    *flag = true;
+                    known = true;
+                }
+            }
+            if !known {
+                return Err(crate::error::InputError::new(
+                    "--trace-events",
+                    name,
+                    format!("all or some of {}", Self::NAMES.join(", ")),
+                    format!("`{name}`"),
+                ));
+            }
+        }
+        Ok(sel)
+    }
+
+    pub fn any_pelt(&self) -> bool {
+        self.sched_pelt_se
+            || self.sched_pelt_cfs
+            || self.sched_util_est_se
+            || self.sched_util_est_cfs
+    }
+}
+
+/// PELT signals as LISA's kernel-module events print them.
+#[derive(Debug, Clone, Copy)]
+pub struct PeltFields {
+    pub load: u64,
+    pub runnable: u64,
+    pub util: u64,
+    pub update_time: u64,
+}
+
 /// One kernel trace event, with the fields of its tracepoint.
 #[derive(Debug, Clone, Copy)]
 pub enum TraceEvent<'a> {
@@ -64,6 +131,36 @@ pub enum TraceEvent<'a> {
     CpuFrequency {
         khz: u32,
         cpu: usize,
+    },
+    /// LISA's `sched_pelt_se` (a task's entity; path "(null)" without task groups).
+    SchedPeltSe {
+        cpu: usize,
+        p: TaskRef<'a>,
+        avg: PeltFields,
+    },
+    /// LISA's `sched_pelt_cfs` for a CPU's root cfs_rq (path "/").
+    SchedPeltCfs {
+        cpu: usize,
+        avg: PeltFields,
+    },
+    SchedUtilEstSe {
+        cpu: usize,
+        p: TaskRef<'a>,
+        enqueued: u32,
+        ewma: u32,
+        util: u64,
+    },
+    SchedUtilEstCfs {
+        cpu: usize,
+        enqueued: u32,
+        ewma: u32,
+        util: u64,
+    },
+    SchedCpuCapacity {
+        cpu: usize,
+        capacity: u64,
+        capacity_orig: u64,
+        capacity_curr: u64,
     },
 }
 
