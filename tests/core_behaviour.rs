@@ -260,8 +260,8 @@ fn rtapp_logs_have_a_row_per_iteration() {
         "global": { "calibration": "CPU1", "log_basename": "demo" } }"#;
     let dir = tempfile::tempdir().unwrap();
     let out = schedlab::Outputs {
-        trace: None,
         rtapp_logs: Some(dir.path().to_path_buf()),
+        ..Default::default()
     };
     let r = run_full(
         "juno-r0",
