@@ -10,11 +10,16 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 fn run(platform: &str, json: &str, duration_ns: u64) -> u64 {
+    run_gov(platform, json, duration_ns, "schedutil")
+}
+
+fn run_gov(platform: &str, json: &str, duration_ns: u64, governor: &str) -> u64 {
     let platform = Platform::resolve(platform).unwrap();
     let mut variant = Variant::default();
     if let Some(hz) = platform.hz {
         variant.hz = hz;
     }
+    variant.set("cpufreq.governor", governor, "bench").unwrap();
     let r = simulate(
         Run {
             platform,
@@ -78,6 +83,16 @@ fn scenarios(c: &mut Criterion) {
             "skipping juno_rtapp_examples_10s: {} not found",
             examples.display()
         );
+    }
+    // The default workload under schedutil (PELT and governor updates on the hot path) and
+    // under the performance governor (no governor work), to see what frequency scaling costs.
+    let default = include_str!("../workloads/default.json");
+    for gov in ["schedutil", "performance"] {
+        let events = run_gov("juno-r0", default, 60_000_000_000, gov);
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(format!("juno_default_60s_{gov}"), |b| {
+            b.iter(|| run_gov("juno-r0", default, 60_000_000_000, gov))
+        });
     }
     g.finish();
 }
