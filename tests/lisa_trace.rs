@@ -61,25 +61,28 @@ fn lisa_reads_the_trace_and_agrees_with_the_results() {
         lines("sched_switch"),
         "LISA dropped sched_switch rows"
     );
-    let wakeups: u64 = r.tasks.iter().map(|t| t.wakeups).sum();
+    let wakeups: u64 = r.tasks.iter().map(|t| t.wakeups).sum::<u64>()
+        + r.exited_forks.iter().map(|e| e.wakeups).sum::<u64>();
     assert!(wakeups > 100);
     assert_eq!(counts["sched_wakeup"], wakeups);
     assert_eq!(counts["sched_waking"], wakeups);
-    assert_eq!(counts["sched_wakeup_new"], r.tasks.len() as u64);
-    let migrations: u64 = r.tasks.iter().map(|t| t.migrations).sum();
+    let exited_forks: u64 = r.exited_forks.iter().map(|e| e.threads).sum();
+    assert_eq!(
+        counts["sched_wakeup_new"],
+        r.tasks.len() as u64 + exited_forks
+    );
+    let migrations: u64 = r.tasks.iter().map(|t| t.migrations).sum::<u64>()
+        + r.exited_forks.iter().map(|e| e.migrations).sum::<u64>();
     assert!(migrations > 10);
     assert_eq!(counts["sched_migrate_task"], migrations);
-    let exited = r.tasks.iter().filter(|t| t.exited).count() as u64;
+    let exited = r.tasks.iter().filter(|t| t.exited).count() as u64 + exited_forks;
     assert!(exited > 10);
     assert_eq!(counts["sched_process_exit"], exited);
-    // Every task but the initial threads was forked.
-    assert_eq!(
-        counts["sched_process_fork"],
-        r.tasks
-            .iter()
-            .filter(|t| t.name.starts_with("child"))
-            .count() as u64
-    );
+    let forks: u64 = r.tasks.iter().map(|t| t.forks).sum::<u64>()
+        + r.exited_forks.iter().map(|e| e.forks).sum::<u64>();
+    assert_eq!(counts["sched_process_fork"], forks);
+    let forked_alive = r.tasks.iter().filter(|t| t.forked).count() as u64;
+    assert_eq!(forks, exited_forks + forked_alive);
     // One cpu_frequency per CPU at boot, then one per CPU of a policy at each change.
     assert!(counts["cpu_frequency"].as_u64().unwrap() > r.cpus.len() as u64);
     assert_eq!(counts["cpu_frequency"], lines("cpu_frequency"));

@@ -14,7 +14,7 @@ use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
 use super::futex::{Barrier, Cond, Futexes, Mutex, Outcome};
 use super::pelt::{self, PeltClock, SchedAvg};
 use super::rt::{RtBandwidth, RtRq};
-use super::sched::{Activity, Class, Domain, Rq, Task, TaskId, TaskState, TaskStats};
+use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
 use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
 use super::variant::{UpdateSites, Variant};
 use crate::error::InputError;
@@ -99,6 +99,10 @@ pub struct Kernel {
     rtapp_logs: Option<RtappLogs>,
     /// Load-tracking events the observer wants.
     pub(super) events: EventSelection,
+    /// Slots of exited forked threads, reused by new ones: a fork loop's memory stays flat.
+    free_tasks: Vec<TaskId>,
+    /// What exited forked threads did, per workload task.
+    pub exited_forks: Vec<ExitedForks>,
     /// Scratch lists reused to avoid allocating per event.
     wake_scratch: Vec<TaskId>,
     log_scratch: Vec<LoopRecord>,
@@ -237,6 +241,8 @@ impl Kernel {
             },
             observer: outputs.observer,
             rtapp_logs: outputs.rtapp_logs,
+            free_tasks: Vec::new(),
+            exited_forks: Vec::new(),
             wake_scratch: Vec::new(),
             log_scratch: Vec::new(),
             workload,
@@ -314,7 +320,7 @@ impl Kernel {
         }
         thread.set_logging(self.rtapp_logs.is_some());
         let taskgroup = s.taskgroup;
-        let id = self.tasks.len();
+        let id = self.free_tasks.last().copied().unwrap_or(self.tasks.len());
         let cpu = parent.map_or(0, |p| self.tasks[p].cpu);
         let (nice, rt_priority) = split_priority(params);
         let se = self.fair.alloc_se(
@@ -326,7 +332,7 @@ impl Kernel {
         let pid = self.next_pid;
         self.next_pid += 1;
         let comm: String = name.chars().take(COMM_MAX).collect();
-        self.tasks.push(Task {
+        let task = Task {
             pid,
             name,
             comm,
@@ -353,7 +359,11 @@ impl Kernel {
                 cpu_runtime: vec![0; nr],
                 ..TaskStats::default()
             },
-        });
+        };
+        match self.free_tasks.pop() {
+            Some(slot) => self.tasks[slot] = task,
+            None => self.tasks.push(task),
+        }
         id
     }
 
@@ -415,6 +425,26 @@ impl Kernel {
             logs.close(t);
         }
         self.resched_curr(cpu);
+    }
+
+    /// An exited forked thread's numbers join its task's totals and its slot is freed.
+    fn reap_forked(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t];
+        let spec = task.spec;
+        if self.exited_forks.len() <= spec {
+            self.exited_forks
+                .resize_with(spec + 1, ExitedForks::default);
+        }
+        let agg = &mut self.exited_forks[spec];
+        agg.threads += 1;
+        agg.runtime_ns += task.sum_exec_runtime;
+        agg.wakeups += task.stats.wakeups;
+        agg.preemptions += task.stats.preemptions;
+        agg.migrations += task.stats.migrations;
+        agg.io_completions += task.stats.io_completions;
+        agg.forks += task.stats.forks;
+        agg.wakeup_latency.merge(&task.stats.wakeup_latency);
+        self.free_tasks.push(t);
     }
 
     // ----- runqueue operations ----------------------------------------------------------
@@ -1075,6 +1105,9 @@ impl Kernel {
                     self.fair.task_dead(self.tasks[p].se);
                 }
                 self.fair.free_se(self.tasks[p].se);
+                if self.tasks[p].forked {
+                    self.reap_forked(p);
+                }
             }
         }
     }

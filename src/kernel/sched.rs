@@ -86,6 +86,19 @@ pub struct TaskStats {
     pub wakeup_latency: LatencyHistogram,
 }
 
+/// The totals of a workload task's forked threads that have exited (their slots are reused).
+#[derive(Debug, Default)]
+pub struct ExitedForks {
+    pub threads: u64,
+    pub runtime_ns: u64,
+    pub wakeups: u64,
+    pub preemptions: u64,
+    pub migrations: u64,
+    pub io_completions: u64,
+    pub forks: u64,
+    pub wakeup_latency: LatencyHistogram,
+}
+
 /// `struct task_struct`, reduced to what the scheduler models.
 pub struct Task {
     pub pid: u32,

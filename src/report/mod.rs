@@ -8,5 +8,5 @@ mod summary;
 
 pub use energy::{cluster_energy_mj, cpu_energy_mj};
 pub use histogram::{LatencyHistogram, LatencySummary};
-pub use results::{CpuResult, DomainResult, Results, TaskResult};
+pub use results::{CpuResult, DomainResult, ExitedForksResult, Results, TaskResult};
 pub use summary::summary;

@@ -42,6 +42,22 @@ pub struct TaskResult {
     pub forked: bool,
 }
 
+/// The forked threads of one workload task that exited during the run, summed (their
+/// entries are not kept one by one, so a fork loop's results stay small).
+#[derive(Debug, Clone, Serialize)]
+pub struct ExitedForksResult {
+    /// The workload task they ran.
+    pub task: String,
+    pub threads: u64,
+    pub runtime_ns: u64,
+    pub wakeups: u64,
+    pub preemptions: u64,
+    pub migrations: u64,
+    pub io_completions: u64,
+    pub forks: u64,
+    pub wakeup_latency_ns: LatencySummary,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct CpuResult {
     pub cpu: usize,
@@ -78,7 +94,9 @@ pub struct Results {
     pub seed: u64,
     pub duration_ns: u64,
     pub variant: serde_json::Value,
+    /// Threads alive at the end, and threads started with the workload.
     pub tasks: Vec<TaskResult>,
+    pub exited_forks: Vec<ExitedForksResult>,
     pub cpus: Vec<CpuResult>,
     pub domains: Vec<DomainResult>,
     /// Total energy of CPUs and clusters, mJ.
@@ -100,6 +118,8 @@ impl Results {
         let tasks: Vec<TaskResult> = k
             .tasks
             .iter()
+            // Exited forked threads are counted in `exited_forks` (their slots may be reused).
+            .filter(|t| !(t.forked && t.state == TaskState::Dead))
             .map(|t| TaskResult {
                 name: t.name.clone(),
                 pid: t.pid,
@@ -161,15 +181,33 @@ impl Results {
             .collect();
         let energy_mj = cpus.iter().map(|c| c.energy_mj).sum::<f64>()
             + domains.iter().map(|d| d.cluster_energy_mj).sum::<f64>();
+        let exited_forks: Vec<ExitedForksResult> = k
+            .exited_forks
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.threads > 0)
+            .map(|(spec, e)| ExitedForksResult {
+                task: k.workload().tasks[spec].name.clone(),
+                threads: e.threads,
+                runtime_ns: e.runtime_ns,
+                wakeups: e.wakeups,
+                preemptions: e.preemptions,
+                migrations: e.migrations,
+                io_completions: e.io_completions,
+                forks: e.forks,
+                wakeup_latency_ns: e.wakeup_latency.summary(),
+            })
+            .collect();
         let secs = end as f64 / 1e9;
         let workload_metrics = k.workload().global.generator.map(|g| match g {
             Generator::Fio => {
-                let ios: u64 = tasks.iter().map(|t: &TaskResult| t.io_completions).sum();
+                let ios: u64 = tasks.iter().map(|t| t.io_completions).sum::<u64>()
+                    + exited_forks.iter().map(|e| e.io_completions).sum::<u64>();
                 json!({ "generator": g.name(), "ios": ios, "iops": ios as f64 / secs })
             }
             Generator::Forkloop => {
                 // A PID is consumed per launched program that ran to its end.
-                let pids = tasks.iter().filter(|t| t.exited && t.forked).count();
+                let pids: u64 = exited_forks.iter().map(|e| e.threads).sum();
                 json!({ "generator": g.name(), "pids": pids, "pids_per_sec": pids as f64 / secs })
             }
         });
@@ -181,6 +219,7 @@ impl Results {
             duration_ns: end,
             variant: k.variant.to_json(),
             tasks,
+            exited_forks,
             cpus,
             domains,
             energy_mj,

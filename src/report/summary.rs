@@ -52,6 +52,22 @@ pub fn summary(r: &Results) -> String {
             t.deadline_misses
         );
     }
+    for e in &r.exited_forks {
+        let l = &e.wakeup_latency_ns;
+        let _ = writeln!(
+            s,
+            "{:<24} {:>7} {:>6} {:>11.3} {:>8} {:>6} {:>10} {:>10} {:>10}",
+            format!("{} x{} exited", e.task, e.threads),
+            "-",
+            "-",
+            e.runtime_ns as f64 / 1e6,
+            e.wakeups,
+            e.migrations,
+            us(l.p50),
+            us(l.p99),
+            us(l.max),
+        );
+    }
     let _ = writeln!(
         s,
         "\n{:<5} {:>8} {:>7} {:>10}  frequency residency",
