@@ -121,20 +121,9 @@ fn round_robin_tasks_alternate_every_timeslice() {
     assert!((a.runtime_ns as f64 / total - 0.5).abs() < 0.06);
     // Switches between the two on CPU 3 happen every sched_rr_timeslice (100 ms).
     let text = std::fs::read_to_string(&trace).unwrap();
-    let times: Vec<f64> = text
-        .lines()
-        .filter(|l| {
-            l.contains("sched_switch") && l.contains("prev_comm=rr-") && l.contains("next_comm=rr-")
-        })
-        .map(|l| {
-            l.split_whitespace()
-                .nth(2)
-                .unwrap()
-                .trim_end_matches(':')
-                .parse()
-                .unwrap()
-        })
-        .collect();
+    let times = trace_times(&text, |l| {
+        l.contains("sched_switch") && l.contains("prev_comm=rr-") && l.contains("next_comm=rr-")
+    });
     assert!(times.len() >= 15, "{} RR rotations", times.len());
     for w in times.windows(2) {
         let gap = w[1] - w[0];

@@ -133,19 +133,10 @@ fn rate_limit_spaces_frequency_changes() {
     let text = std::fs::read_to_string(&trace).unwrap();
     // The first CPU of each policy stands for it: CPU 0 (A53s), CPU 1 (A57s).
     for cpu in [0, 1] {
-        let times: Vec<f64> = text
-            .lines()
-            .filter(|l| l.contains("cpu_frequency") && l.ends_with(&format!("cpu_id={cpu}")))
-            .map(|l| {
-                l.split_whitespace()
-                    .nth(2)
-                    .unwrap()
-                    .trim_end_matches(':')
-                    .parse()
-                    .unwrap()
-            })
-            .skip(1) // the boot frequency
-            .collect();
+        let boot_and_changes = trace_times(&text, |l| {
+            l.contains("cpu_frequency") && l.ends_with(&format!("cpu_id={cpu}"))
+        });
+        let times = &boot_and_changes[1..];
         assert!(times.len() > 5, "cpu {cpu}: {} changes", times.len());
         for w in times.windows(2) {
             assert!(

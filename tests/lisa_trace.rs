@@ -62,24 +62,27 @@ fn lisa_reads_the_trace_and_agrees_with_the_results() {
         "LISA dropped sched_switch rows"
     );
     let wakeups: u64 = r.tasks.iter().map(|t| t.wakeups).sum::<u64>()
-        + r.exited_forks.iter().map(|e| e.wakeups).sum::<u64>();
+        + r.exited_forks.iter().map(|e| e.counts.wakeups).sum::<u64>();
     assert!(wakeups > 100);
     assert_eq!(counts["sched_wakeup"], wakeups);
     assert_eq!(counts["sched_waking"], wakeups);
-    let exited_forks: u64 = r.exited_forks.iter().map(|e| e.threads).sum();
+    let exited_forks: u64 = r.exited_forks.iter().map(|e| e.counts.threads).sum();
     assert_eq!(
         counts["sched_wakeup_new"],
         r.tasks.len() as u64 + exited_forks
     );
     let migrations: u64 = r.tasks.iter().map(|t| t.migrations).sum::<u64>()
-        + r.exited_forks.iter().map(|e| e.migrations).sum::<u64>();
+        + r.exited_forks
+            .iter()
+            .map(|e| e.counts.migrations)
+            .sum::<u64>();
     assert!(migrations > 10);
     assert_eq!(counts["sched_migrate_task"], migrations);
     let exited = r.tasks.iter().filter(|t| t.exited).count() as u64 + exited_forks;
     assert!(exited > 10);
     assert_eq!(counts["sched_process_exit"], exited);
     let forks: u64 = r.tasks.iter().map(|t| t.forks).sum::<u64>()
-        + r.exited_forks.iter().map(|e| e.forks).sum::<u64>();
+        + r.exited_forks.iter().map(|e| e.counts.forks).sum::<u64>();
     assert_eq!(counts["sched_process_fork"], forks);
     let forked_alive = r.tasks.iter().filter(|t| t.forked).count() as u64;
     assert_eq!(forks, exited_forks + forked_alive);

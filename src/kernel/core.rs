@@ -436,13 +436,14 @@ impl Kernel {
                 .resize_with(spec + 1, ExitedForks::default);
         }
         let agg = &mut self.exited_forks[spec];
-        agg.threads += 1;
-        agg.runtime_ns += task.sum_exec_runtime;
-        agg.wakeups += task.stats.wakeups;
-        agg.preemptions += task.stats.preemptions;
-        agg.migrations += task.stats.migrations;
-        agg.io_completions += task.stats.io_completions;
-        agg.forks += task.stats.forks;
+        let c = &mut agg.counts;
+        c.threads += 1;
+        c.runtime_ns += task.sum_exec_runtime;
+        c.wakeups += task.stats.wakeups;
+        c.preemptions += task.stats.preemptions;
+        c.migrations += task.stats.migrations;
+        c.io_completions += task.stats.io_completions;
+        c.forks += task.stats.forks;
         agg.wakeup_latency.merge(&task.stats.wakeup_latency);
         self.free_tasks.push(t);
     }

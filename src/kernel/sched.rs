@@ -86,9 +86,9 @@ pub struct TaskStats {
     pub wakeup_latency: LatencyHistogram,
 }
 
-/// The totals of a workload task's forked threads that have exited (their slots are reused).
-#[derive(Debug, Default)]
-pub struct ExitedForks {
+/// Summed counters of threads (exited forked threads of one workload task).
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+pub struct ThreadCounts {
     pub threads: u64,
     pub runtime_ns: u64,
     pub wakeups: u64,
@@ -96,6 +96,12 @@ pub struct ExitedForks {
     pub migrations: u64,
     pub io_completions: u64,
     pub forks: u64,
+}
+
+/// The totals of a workload task's forked threads that have exited (their slots are reused).
+#[derive(Debug, Default)]
+pub struct ExitedForks {
+    pub counts: ThreadCounts,
     pub wakeup_latency: LatencyHistogram,
 }
 

@@ -3,7 +3,7 @@
 
 use super::{cluster_energy_mj, cpu_energy_mj, LatencySummary};
 use crate::kernel::cpuidle::Residency;
-use crate::kernel::sched::TaskState;
+use crate::kernel::sched::{TaskState, ThreadCounts};
 use crate::kernel::Kernel;
 use crate::platform::{IdleState, Opp};
 use crate::workload::gen::Generator;
@@ -48,13 +48,8 @@ pub struct TaskResult {
 pub struct ExitedForksResult {
     /// The workload task they ran.
     pub task: String,
-    pub threads: u64,
-    pub runtime_ns: u64,
-    pub wakeups: u64,
-    pub preemptions: u64,
-    pub migrations: u64,
-    pub io_completions: u64,
-    pub forks: u64,
+    #[serde(flatten)]
+    pub counts: ThreadCounts,
     pub wakeup_latency_ns: LatencySummary,
 }
 
@@ -185,16 +180,10 @@ impl Results {
             .exited_forks
             .iter()
             .enumerate()
-            .filter(|(_, e)| e.threads > 0)
+            .filter(|(_, e)| e.counts.threads > 0)
             .map(|(spec, e)| ExitedForksResult {
                 task: k.workload().tasks[spec].name.clone(),
-                threads: e.threads,
-                runtime_ns: e.runtime_ns,
-                wakeups: e.wakeups,
-                preemptions: e.preemptions,
-                migrations: e.migrations,
-                io_completions: e.io_completions,
-                forks: e.forks,
+                counts: e.counts,
                 wakeup_latency_ns: e.wakeup_latency.summary(),
             })
             .collect();
@@ -202,12 +191,15 @@ impl Results {
         let workload_metrics = k.workload().global.generator.map(|g| match g {
             Generator::Fio => {
                 let ios: u64 = tasks.iter().map(|t| t.io_completions).sum::<u64>()
-                    + exited_forks.iter().map(|e| e.io_completions).sum::<u64>();
+                    + exited_forks
+                        .iter()
+                        .map(|e| e.counts.io_completions)
+                        .sum::<u64>();
                 json!({ "generator": g.name(), "ios": ios, "iops": ios as f64 / secs })
             }
             Generator::Forkloop => {
                 // A PID is consumed per launched program that ran to its end.
-                let pids: u64 = exited_forks.iter().map(|e| e.threads).sum();
+                let pids: u64 = exited_forks.iter().map(|e| e.counts.threads).sum();
                 json!({ "generator": g.name(), "pids": pids, "pids_per_sec": pids as f64 / secs })
             }
         });

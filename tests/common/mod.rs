@@ -61,3 +61,18 @@ pub fn examples_dir() -> Option<PathBuf> {
 
 pub const MS: u64 = 1_000_000;
 pub const S: u64 = 1_000_000_000;
+
+/// Timestamps (s) of the trace lines `keep` accepts.
+pub fn trace_times(text: &str, keep: impl Fn(&str) -> bool) -> Vec<f64> {
+    text.lines()
+        .filter(|l| keep(l))
+        .map(|l| {
+            l.split_whitespace()
+                .nth(2)
+                .unwrap()
+                .trim_end_matches(':')
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
