@@ -7,6 +7,7 @@
 //! replenishment. Every event handler ends by running `schedule()` on each CPU that needs it,
 //! so a wakeup that preempts takes effect at the same nanosecond (an IPI without delay).
 
+use super::cgroup::{Cgroups, ROOT};
 use super::cpufreq::{Cpufreq, Env, Policies};
 use super::cpuidle::Residency;
 use super::deadline::DlEntity;
@@ -16,6 +17,13 @@ use super::pelt::{self, PeltClock, SchedAvg};
 use super::rt::{RtBandwidth, RtRq};
 use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
 use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
+use super::uclamp::{
+    apply_setattr_uclamp, eff_value, rt_task_fits_capacity, setattr_syscall_checks, uclamp_fork,
+    uclamp_post_fork, validate_setattr, ClampId, RqUclamp, SchedAttr, SetattrConfig, SetattrTask,
+    TaskCtx, TaskUclamp, UclampConfig, UclampSys, SCHED_ATTR_SIZE_VER1, SCHED_BATCH,
+    SCHED_DEADLINE, SCHED_FIFO, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_UTIL_CLAMP_MAX,
+    SCHED_FLAG_UTIL_CLAMP_MIN, SCHED_IDLE, SCHED_NORMAL, SCHED_RR,
+};
 use super::variant::{UpdateSites, Variant};
 use crate::error::InputError;
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
@@ -86,6 +94,12 @@ pub struct Kernel {
     pub domains: Vec<Domain>,
     pub fair: Fair,
     pub(super) cpufreq: Cpufreq,
+    /// uclamp sysctls, static key and switches.
+    pub uclamp: UclampSys,
+    /// The cgroup v2 cpu controller's task groups.
+    pub cgroups: Cgroups,
+    /// The cgroup of each of the workload's `taskgroup` paths.
+    tg_cgroup: Vec<usize>,
     nohz_stats_armed: bool,
     /// The run's randomness (thread start times, I/O service times).
     rng: SimRng,
@@ -150,6 +164,16 @@ impl Kernel {
             Cpufreq::new(variant.governor, policies, &variant.cpufreq, &env).map_err(|e| {
                 InputError::new("--set", "cpufreq", e, "a tunable the governor refuses")
             })?;
+        let (uclamp, cgroups) = boot_uclamp(&variant, &workload)?;
+        let tg_cgroup = workload
+            .taskgroups
+            .iter()
+            .map(|p| {
+                cgroups
+                    .find(p)
+                    .expect("boot_uclamp creates every workload group")
+            })
+            .collect();
         let domains: Vec<Domain> = platform
             .freq_domains
             .iter()
@@ -193,6 +217,7 @@ impl Kernel {
                     nr_iowait: 0,
                     times: CpuTimesAcc::default(),
                     dl_running_bw: 0,
+                    uclamp: RqUclamp::default(),
                 }
             })
             .collect();
@@ -227,6 +252,9 @@ impl Kernel {
             rqs,
             domains,
             cpufreq,
+            uclamp,
+            cgroups,
+            tg_cgroup,
             nohz_stats_armed: false,
             rng,
             futex,
@@ -319,7 +347,6 @@ impl Kernel {
             thread.set_default_affinity(cpus_allowed);
         }
         thread.set_logging(self.rtapp_logs.is_some());
-        let taskgroup = s.taskgroup;
         let id = self.free_tasks.last().copied().unwrap_or(self.tasks.len());
         let cpu = parent.map_or(0, |p| self.tasks[p].cpu);
         let (nice, rt_priority) = split_priority(params);
@@ -354,7 +381,18 @@ impl Kernel {
             activity: Activity::Next,
             wake_gen: 0,
             migrate_pending: false,
-            taskgroup,
+            cgroup: parent.map_or(ROOT, |p| self.tasks[p].cgroup),
+            uclamp: match parent {
+                Some(p) => {
+                    let mut child = uclamp_fork(&self.tasks[p].uclamp, false, &self.uclamp);
+                    uclamp_post_fork(&mut child, &self.uclamp, params.policy.is_rt());
+                    child
+                }
+                None if params.policy.is_rt() => TaskUclamp::rt(&self.uclamp),
+                None => TaskUclamp::fair(&self.uclamp),
+            },
+            setattr_errors: 0,
+            last_setattr_errno: None,
             stats: TaskStats {
                 cpu_runtime: vec![0; nr],
                 ..TaskStats::default()
@@ -462,6 +500,13 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) {
         self.update_rq_clock(cpu, now);
+        if self.uclamp_enabled(t) {
+            // uclamp_rq_inc() before the class enqueue.
+            let ctx = self.uclamp_ctx(t);
+            self.rqs[cpu]
+                .uclamp
+                .inc(&mut self.tasks[t].uclamp, ctx, &self.uclamp);
+        }
         let task = &mut self.tasks[t];
         debug_assert!(!task.on_rq, "task {} enqueued twice", task.pid);
         task.on_rq = true;
@@ -519,6 +564,9 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) {
         self.update_rq_clock(cpu, now);
+        if self.uclamp_enabled(t) {
+            self.rqs[cpu].uclamp.dec(&mut self.tasks[t].uclamp);
+        }
         let task = &mut self.tasks[t];
         debug_assert!(task.on_rq && task.cpu == cpu);
         task.on_rq = false;
@@ -614,6 +662,49 @@ impl Kernel {
             };
             obs.event(now, cpu, current, &ev);
         }
+    }
+
+    /// Whether `uclamp_rq_inc/dec` run for `t`: the static key is on (or uclamp is always
+    /// active) and the class has `uclamp_enabled` (fair and RT).
+    fn uclamp_enabled(&self, t: TaskId) -> bool {
+        self.variant.uclamp_task && self.uclamp.active() && self.tasks[t].class() != Class::Dl
+    }
+
+    /// The task's group clamps and class, for its effective uclamp values.
+    pub(super) fn uclamp_ctx(&self, t: TaskId) -> TaskCtx {
+        let task = &self.tasks[t];
+        TaskCtx {
+            group: (self.variant.uclamp_task_group && task.cgroup != ROOT)
+                .then(|| self.cgroups.effective(task.cgroup)),
+            is_rt: task.class() != Class::Fair,
+        }
+    }
+
+    /// `uclamp_eff_value()` of both clamps; without CONFIG_UCLAMP_TASK, (0, 1024).
+    pub fn uclamp_eff(&mut self, t: TaskId) -> (u32, u32) {
+        if !self.variant.uclamp_task {
+            return (0, SCHED_CAPACITY_SCALE);
+        }
+        let ctx = self.uclamp_ctx(t);
+        let u = &mut self.tasks[t].uclamp;
+        (
+            eff_value(u, ClampId::Min, ctx, &self.uclamp),
+            eff_value(u, ClampId::Max, ctx, &self.uclamp),
+        )
+    }
+
+    /// The effective clamps as `uclamp_eff_value()` would return them now, without the side
+    /// effect of the lazy RT-default variant (for reporting).
+    pub fn uclamp_eff_now(&self, t: TaskId) -> (u32, u32) {
+        if !self.variant.uclamp_task {
+            return (0, SCHED_CAPACITY_SCALE);
+        }
+        let ctx = self.uclamp_ctx(t);
+        let mut u = self.tasks[t].uclamp;
+        (
+            eff_value(&mut u, ClampId::Min, ctx, &self.uclamp),
+            eff_value(&mut u, ClampId::Max, ctx, &self.uclamp),
+        )
     }
 
     /// `cfs_rq_util_change()`: under the v6.1 call sites, a change of the root cfs_rq's
@@ -832,9 +923,13 @@ impl Kernel {
         self.rqs[cpu].curr.is_none() && self.rqs[cpu].nr_running == 0
     }
 
-    /// `select_task_rq()`: for now, the previous CPU if idle, else the lowest-numbered idle
-    /// CPU the task may use, else the previous CPU (or the first allowed one).
-    fn select_task_rq(&self, t: TaskId, prev: usize, _fork: bool) -> usize {
+    /// `select_task_rq()`: RT tasks go through `select_task_rq_rt`; the others, for now, to
+    /// the previous CPU if idle, else the lowest-numbered idle CPU they may use, else the
+    /// previous CPU (or the first allowed one).
+    fn select_task_rq(&mut self, t: TaskId, prev: usize, _fork: bool) -> usize {
+        if self.tasks[t].class() == Class::Rt {
+            return self.select_task_rq_rt(t, prev);
+        }
         let allowed = self.tasks[t].cpus_allowed;
         let n = self.platform.nr_cpus();
         if allowed.contains(prev) && self.cpu_idle(prev) {
@@ -848,6 +943,84 @@ impl Kernel {
         } else {
             (0..n).find(|&c| allowed.contains(c)).unwrap_or(prev)
         }
+    }
+
+    /// `rt_task_fits_capacity()`: on asymmetric systems a CPU fits an RT task when its
+    /// capacity covers the task's effective uclamp min (capped by its max).
+    fn rt_fits(&self, cpu: usize, clamp: (u32, u32)) -> bool {
+        !self.platform.is_asymmetric()
+            || rt_task_fits_capacity(clamp.0, clamp.1, self.platform.cpus[cpu].capacity_orig)
+    }
+
+    /// The `cpupri` level of a CPU: 0 for a CPU running fair tasks or nothing, 1..=99 for
+    /// the highest RT priority queued, 100 with a deadline task.
+    fn cpupri(&self, cpu: usize) -> u32 {
+        let rq = &self.rqs[cpu];
+        if rq.dl.nr_running() > 0 {
+            100
+        } else {
+            rq.rt.highest_prio().map_or(0, |p| 99 - p as u32)
+        }
+    }
+
+    /// `select_task_rq_rt()`: stay unless the CPU runs an RT task of higher or equal
+    /// priority or does not fit the task; then `find_lowest_rq()`.
+    fn select_task_rq_rt(&mut self, t: TaskId, prev: usize) -> usize {
+        let clamp = self.uclamp_eff(t);
+        let prio = self.tasks[t].prio();
+        let curr_blocks = self.rqs[prev].curr.is_some_and(|c| {
+            let c = &self.tasks[c];
+            c.class() == Class::Rt && c.prio() <= prio
+        });
+        let fits = self.rt_fits(prev, clamp);
+        let allowed = self.tasks[t].cpus_allowed;
+        if !allowed.contains(prev) {
+            // select_fallback_rq(): the task may not stay where it was.
+            return self
+                .find_lowest_rq(t, prev, clamp)
+                .or_else(|| allowed.iter().next())
+                .unwrap_or(prev);
+        }
+        if curr_blocks || !fits {
+            if let Some(target) = self.find_lowest_rq(t, prev, clamp) {
+                // Moving only for a better fit is pointless if the search found none.
+                let pointless = !curr_blocks && !self.rt_fits(target, clamp);
+                if !pointless && (prio as u32) < 99 - self.cpupri(target).min(99) {
+                    return target;
+                }
+            }
+        }
+        prev
+    }
+
+    /// `find_lowest_rq()` over `cpupri_find_fitness()`: the CPUs of the lowest priority level
+    /// below the task's that it may use and that fit it (any of that level if none fits);
+    /// prefer the task's CPU, then the lowest-numbered one.
+    fn find_lowest_rq(&self, t: TaskId, prev: usize, clamp: (u32, u32)) -> Option<usize> {
+        let allowed = self.tasks[t].cpus_allowed;
+        let task_pri = 99 - self.tasks[t].prio().clamp(0, 99) as u32;
+        let n = self.platform.nr_cpus();
+        for level in 0..task_pri {
+            // (first, prev is one) among the fitting CPUs and among all CPUs of the level.
+            let (mut fit, mut any) = ((None, false), (None, false));
+            for c in (0..n).filter(|&c| allowed.contains(c) && self.cpupri(c) == level) {
+                let set = if self.rt_fits(c, clamp) {
+                    &mut fit
+                } else {
+                    &mut any
+                };
+                set.0.get_or_insert(c);
+                set.1 |= c == prev;
+            }
+            let chosen = if fit.0.is_some() { fit } else { any };
+            if chosen.1 {
+                return Some(prev);
+            }
+            if chosen.0.is_some() {
+                return chosen.0;
+            }
+        }
+        None
     }
 
     /// `try_to_wake_up()`. `waker_cpu` is where the wakeup is issued (for the trace).
@@ -1018,12 +1191,13 @@ impl Kernel {
             } else if self.tasks[p].class() == Class::Dl && self.tasks[p].dl.throttled {
                 arm_dl_timer(&self.tasks[p].dl, p, now, q);
             } else if self.tasks[p].migrate_pending {
-                // The stopper moves a running task whose affinity excludes this CPU.
+                // The stopper moves a running task whose affinity excludes this CPU to an
+                // allowed one (`cpumask_any_and_distribute()` of the new mask).
                 self.tasks[p].migrate_pending = false;
                 if self.tasks[p].class() == Class::Fair {
                     self.fair.put_prev_entity(cpu, self.tasks[p].se, now);
                 }
-                let dest = self.select_task_rq(p, cpu, false);
+                let dest = self.tasks[p].cpus_allowed.iter().next().unwrap_or(cpu);
                 self.move_queued_task(p, dest, now, q);
             }
         }
@@ -1302,9 +1476,8 @@ impl Kernel {
             Syscall::Fork { task: spec } => self.do_fork(t, spec, now, q),
             Syscall::SetAffinity(mask) => self.set_cpus_allowed(t, mask),
             Syscall::SetScheduler(params) => self.setscheduler(t, params, now, q),
-            // uclamp requests take effect with the uclamp model (not built yet).
-            Syscall::SetUclamp { .. } => {}
-            Syscall::SetTaskgroup(g) => self.tasks[t].taskgroup = Some(g),
+            Syscall::SetUclamp { min, max } => self.set_uclamp(t, min, max, now, q),
+            Syscall::SetTaskgroup(g) => self.move_to_taskgroup(t, g, now, q),
             Syscall::Exit => {
                 self.do_exit(t, now);
                 return;
@@ -1375,36 +1548,105 @@ impl Kernel {
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
-        let cpu = self.tasks[t].cpu;
         let (nice, rt_priority) = split_priority(params);
-        {
-            let task = &self.tasks[t];
-            if task.policy == params.policy && task.nice == nice && task.rt_priority == rt_priority
-            {
-                return;
-            }
+        let task = &self.tasks[t];
+        if task.policy == params.policy && task.nice == nice && task.rt_priority == rt_priority {
+            return;
         }
+        self.requeue(t, now, q, |k, t| {
+            let idle = params.policy == Policy::Idle;
+            let task = &mut k.tasks[t];
+            task.policy = params.policy;
+            task.nice = nice;
+            task.rt_priority = rt_priority;
+            task.dl = dl_entity(params);
+            k.fair
+                .reweight(task.se, LoadWeight::for_nice(nice, idle), idle);
+        });
+    }
+
+    /// Change a queued task's scheduling attributes the way `__sched_setscheduler` and
+    /// `sched_move_task` do: dequeue (and put_prev if running), change, enqueue (and
+    /// set_next), then let `schedule()` pick again.
+    fn requeue(
+        &mut self,
+        t: TaskId,
+        now: Time,
+        q: &mut EventQueue<Event>,
+        change: impl FnOnce(&mut Kernel, TaskId),
+    ) {
+        let cpu = self.tasks[t].cpu;
         self.update_curr(cpu, now);
-        let old_class = self.tasks[t].class();
         let running = self.rqs[cpu].curr == Some(t);
-        if running && old_class == Class::Fair {
+        if running && self.tasks[t].class() == Class::Fair {
             self.fair.put_prev_entity(cpu, self.tasks[t].se, now);
         }
         self.dequeue_task(t, cpu, QueueFlags::default(), now, q);
-        let idle = params.policy == Policy::Idle;
-        let task = &mut self.tasks[t];
-        task.policy = params.policy;
-        task.nice = nice;
-        task.rt_priority = rt_priority;
-        task.dl = dl_entity(params);
-        self.fair
-            .reweight(task.se, LoadWeight::for_nice(nice, idle), idle);
+        change(self, t);
         self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
         if running && self.tasks[t].class() == Class::Fair {
             self.fair.set_next_entity(cpu, self.tasks[t].se, now);
         }
         // check_class_changed()/prio_changed(): let schedule() pick again.
         self.resched_curr(cpu);
+    }
+
+    /// rt-app's `util_min`/`util_max`: `sched_setattr()` with SCHED_FLAG_KEEP_ALL and the
+    /// clamp flags of the values given (-1 resets). A refused call is counted with its errno.
+    fn set_uclamp(
+        &mut self,
+        t: TaskId,
+        min: Option<i32>,
+        max: Option<i32>,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        let mut flags = SCHED_FLAG_KEEP_ALL;
+        if min.is_some() {
+            flags |= SCHED_FLAG_UTIL_CLAMP_MIN;
+        }
+        if max.is_some() {
+            flags |= SCHED_FLAG_UTIL_CLAMP_MAX;
+        }
+        let attr = SchedAttr {
+            size: SCHED_ATTR_SIZE_VER1,
+            flags,
+            util_min: min.unwrap_or(0),
+            util_max: max.unwrap_or(0),
+            ..SchedAttr::default()
+        };
+        let config = SetattrConfig {
+            uclamp_task: self.variant.uclamp_task,
+            latency_nice: false,
+        };
+        let task = &self.tasks[t];
+        let checked = setattr_syscall_checks(task.pid as i32, 0, &attr, config).and_then(|attr| {
+            let target = SetattrTask {
+                policy: policy_number(task.policy),
+                reset_on_fork: false,
+                uclamp: &task.uclamp,
+            };
+            validate_setattr(&attr, target, config, &mut self.uclamp)
+        });
+        match checked {
+            Ok(attr) => self.requeue(t, now, q, |k, t| {
+                let is_rt = k.tasks[t].class() != Class::Fair;
+                apply_setattr_uclamp(&mut k.tasks[t].uclamp, &attr, &k.uclamp, is_rt);
+            }),
+            Err(e) => {
+                let task = &mut self.tasks[t];
+                task.setattr_errors += 1;
+                task.last_setattr_errno = Some(e.name());
+            }
+        }
+    }
+
+    /// `sched_move_task()`: the running task joins the cgroup of the workload's taskgroup `g`.
+    fn move_to_taskgroup(&mut self, t: TaskId, g: usize, now: Time, q: &mut EventQueue<Event>) {
+        let cg = self.tg_cgroup[g];
+        if self.tasks[t].cgroup != cg {
+            self.requeue(t, now, q, |k, t| k.tasks[t].cgroup = cg);
+        }
     }
 
     // ----- timers -----------------------------------------------------------------------
@@ -1564,6 +1806,63 @@ fn split_priority(p: SchedParams) -> (i32, u32) {
         (p.priority.clamp(-20, 19), 0)
     } else {
         (0, 0)
+    }
+}
+
+/// uclamp and cgroups at boot, with the sysctl and cgroup writes of the run's settings
+/// applied in order: a refused write stops the run (exit 2) with its errno.
+fn boot_uclamp(variant: &Variant, workload: &Workload) -> Result<(UclampSys, Cgroups), InputError> {
+    let config = UclampConfig::new(variant.uclamp_buckets).expect("the switch checks 5..=20");
+    let mut sys = UclampSys::new(
+        config,
+        variant.uclamp_static_key,
+        variant.uclamp_rt_sync,
+        variant.uclamp_tg_restrict,
+    );
+    for &(which, value) in &variant.sysctl_writes {
+        sys.write_sysctl(which, value).map_err(|e| {
+            InputError::new(
+                "--set",
+                which.name(),
+                "sched_util_clamp_min <= sched_util_clamp_max <= 1024 and sched_util_clamp_min_rt_default <= 1024",
+                format!("{value} ({})", e.name()),
+            )
+        })?;
+    }
+    let mut paths = workload.taskgroups.clone();
+    paths.extend(variant.cgroup_writes.iter().map(|w| w.path.clone()));
+    let mut cgroups = Cgroups::new(
+        &paths,
+        [sys.util_min, sys.util_max],
+        variant.cgroup_online_no_eff_update,
+    );
+    for w in &variant.cgroup_writes {
+        let g = cgroups.find(&w.path).expect("created above");
+        let id = if w.file == "cpu.uclamp.min" { 0 } else { 1 };
+        cgroups.write_uclamp(g, id, &w.value).map_err(|e| {
+            InputError::new(
+                "--set",
+                format!("cgroup.{}.{}", w.path, w.file),
+                "a percentage 0..=100 with at most two decimals, or max, in a group below the root",
+                format!("`{}` ({})", w.value, e.name()),
+            )
+        })?;
+        if variant.uclamp_task_group {
+            sys.enable_static_key();
+        }
+    }
+    Ok((sys, cgroups))
+}
+
+/// The `sched_attr` policy number of a policy.
+fn policy_number(p: Policy) -> i32 {
+    match p {
+        Policy::Other => SCHED_NORMAL,
+        Policy::Fifo => SCHED_FIFO,
+        Policy::Rr => SCHED_RR,
+        Policy::Batch => SCHED_BATCH,
+        Policy::Idle => SCHED_IDLE,
+        Policy::Deadline => SCHED_DEADLINE,
     }
 }
 

@@ -4,6 +4,7 @@
 //! uses), `cpufreq/` (the governors), `sched_cpufreq.rs` (the
 //! scheduler's cpufreq hook and frequency changes), `variant.rs` (CONFIG_*, sched features, tunables, patch switches).
 
+pub mod cgroup;
 pub mod core;
 pub mod cpufreq;
 pub mod cpuidle;
@@ -14,6 +15,7 @@ pub mod pelt;
 pub mod rt;
 pub mod sched;
 mod sched_cpufreq;
+pub mod uclamp;
 pub mod variant;
 
 pub use self::core::Kernel;

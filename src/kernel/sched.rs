@@ -7,6 +7,7 @@ use super::fair::SeId;
 use super::pelt::{PeltClock, SchedAvg};
 use super::rt::RtRq;
 use super::sched_cpufreq::CpuTimesAcc;
+use super::uclamp::{RqUclamp, TaskUclamp};
 use crate::report::LatencyHistogram;
 use crate::workload::{CpuSet, Policy, Thread};
 
@@ -136,8 +137,13 @@ pub struct Task {
     /// A running task whose affinity no longer allows its CPU moves at the next switch
     /// (the stopper's `migration_cpu_stop`).
     pub migrate_pending: bool,
-    /// The task group (index into the workload's taskgroups), for the cgroup issue.
-    pub taskgroup: Option<usize>,
+    /// The task's cgroup (index into `Kernel::cgroups`).
+    pub cgroup: usize,
+    /// uclamp requests and effective values.
+    pub uclamp: TaskUclamp,
+    /// sched_setattr calls (rt-app's util_min/util_max) that failed, and the last errno.
+    pub setattr_errors: u64,
+    pub last_setattr_errno: Option<&'static str>,
     pub stats: TaskStats,
 }
 
@@ -192,6 +198,8 @@ pub struct Rq {
     pub times: CpuTimesAcc,
     /// `running_bw` of the deadline tasks queued here, on the 0..=1024 scale.
     pub dl_running_bw: u64,
+    /// uclamp buckets and the rq's clamps.
+    pub uclamp: RqUclamp,
 }
 
 /// A frequency domain (cpufreq policy) and the cluster its CPUs form.

@@ -25,7 +25,13 @@ pub struct CpuTimesAcc {
 }
 
 /// The rq signals `effective_cpu_util()` reads for `cpu`.
-fn cpu_util(rqs: &[Rq], fair: &Fair, platform: &Platform, cpu: usize) -> CpuUtil {
+fn cpu_util(
+    rqs: &[Rq],
+    fair: &Fair,
+    platform: &Platform,
+    uclamp_used: bool,
+    cpu: usize,
+) -> CpuUtil {
     let rq = &rqs[cpu];
     let cap = platform.cpus[cpu].capacity_orig as u64;
     CpuUtil {
@@ -36,11 +42,10 @@ fn cpu_util(rqs: &[Rq], fair: &Fair, platform: &Platform, cpu: usize) -> CpuUtil
         util_irq: 0,
         capacity_orig: cap,
         rt_runnable: rq.rt.nr_running > 0 && !rq.rt.throttled,
-        // uclamp is not modelled yet: its static key stays off.
-        uclamp_used: false,
-        uclamp_min: 0,
-        uclamp_max: 1024,
-        uclamp_idle: false,
+        uclamp_used,
+        uclamp_min: rq.uclamp.value[0] as u64,
+        uclamp_max: rq.uclamp.value[1] as u64,
+        uclamp_idle: rq.uclamp.flags_idle,
     }
 }
 
@@ -85,9 +90,11 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) {
         let (rqs, fair, platform) = (&self.rqs, &self.fair, &self.platform);
+        // uclamp_is_used(): the static key (always false without CONFIG_UCLAMP_TASK).
+        let used = self.variant.uclamp_task && self.uclamp.active();
         let action = self
             .cpufreq
-            .update_util(cpu, now, flags, &|c| cpu_util(rqs, fair, platform, c));
+            .update_util(cpu, now, flags, &|c| cpu_util(rqs, fair, platform, used, c));
         self.cpufreq_action(action, now, q);
     }
 

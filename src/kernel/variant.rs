@@ -4,6 +4,7 @@
 //! validates the value and names what it expected.
 
 use super::cpufreq::{GovernorKind, Tunables};
+use super::uclamp::{RtSync, StaticKeyMode, Sysctl, TgRestrict};
 use crate::error::InputError;
 use serde_json::{Map, Value};
 
@@ -37,6 +38,17 @@ impl UpdateSites {
     }
 }
 
+/// A write to a cgroup file, as `echo VALUE > /sys/fs/cgroup<path>/<file>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupWrite {
+    pub path: String,
+    pub file: String,
+    pub value: String,
+}
+
+/// The cgroup files schedlab models.
+pub const CGROUP_FILES: &[&str] = &["cpu.uclamp.min", "cpu.uclamp.max"];
+
 /// The kernel variant and configuration of one run. Defaults are mainline v6.1.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
@@ -45,6 +57,20 @@ pub struct Variant {
     pub freq_invariance: Option<bool>,
     /// `variant.cpufreq_update_sites`.
     pub cpufreq_update_sites: UpdateSites,
+    /// CONFIG_UCLAMP_TASK, CONFIG_UCLAMP_TASK_GROUP, CONFIG_UCLAMP_BUCKETS_COUNT.
+    pub uclamp_task: bool,
+    pub uclamp_task_group: bool,
+    pub uclamp_buckets: u32,
+    /// `variant.uclamp_rt_sync`, `variant.uclamp_static_key`, `variant.uclamp_tg_restrict`.
+    pub uclamp_rt_sync: RtSync,
+    pub uclamp_static_key: StaticKeyMode,
+    pub uclamp_tg_restrict: TgRestrict,
+    /// `variant.cgroup_online_no_eff_update`: seed 003's pre-5.6 cgroup bug.
+    pub cgroup_online_no_eff_update: bool,
+    /// `kernel.sched_util_clamp_*` writes made before the workload starts, in order.
+    pub sysctl_writes: Vec<(Sysctl, i64)>,
+    /// `cgroup.<path>.<file>=<value>` writes made before the workload starts, in order.
+    pub cgroup_writes: Vec<CgroupWrite>,
     /// `cpufreq.governor`: the governor of every policy.
     pub governor: GovernorKind,
     /// `cpufreq.<tunable>`: the governors' sysfs tunables.
@@ -116,6 +142,15 @@ impl Default for Variant {
         Variant {
             freq_invariance: None,
             cpufreq_update_sites: UpdateSites::V61,
+            uclamp_task: true,
+            uclamp_task_group: true,
+            uclamp_buckets: 5,
+            uclamp_rt_sync: RtSync::Eager,
+            uclamp_static_key: StaticKeyMode::StaticKey,
+            uclamp_tg_restrict: TgRestrict::V61,
+            cgroup_online_no_eff_update: false,
+            sysctl_writes: Vec::new(),
+            cgroup_writes: Vec::new(),
             governor: GovernorKind::Schedutil,
             cpufreq: Tunables::default(),
             hz: 250,
@@ -259,6 +294,9 @@ const KNOBS: &[Knob] = &[
 const GOVERNOR_KEY: &str = "cpufreq.governor";
 const FREQ_INVARIANCE_KEY: &str = "variant.freq_invariance";
 const UPDATE_SITES_KEY: &str = "variant.cpufreq_update_sites";
+const RT_SYNC_KEY: &str = "variant.uclamp_rt_sync";
+const STATIC_KEY_KEY: &str = "variant.uclamp_static_key";
+const TG_RESTRICT_KEY: &str = "variant.uclamp_tg_restrict";
 
 fn parse_bool(raw: &str) -> Option<bool> {
     match raw {
@@ -286,6 +324,58 @@ impl Variant {
         if key == FREQ_INVARIANCE_KEY {
             self.freq_invariance =
                 Some(parse_bool(raw).ok_or_else(|| bad("true or false".into()))?);
+            return Ok(());
+        }
+        if let Some(which) = Sysctl::from_name(key) {
+            let v = raw
+                .parse::<i64>()
+                .map_err(|_| bad("an integer (EINVAL otherwise)".into()))?;
+            self.sysctl_writes.push((which, v));
+            return Ok(());
+        }
+        if let Some(rest) = key.strip_prefix("cgroup.") {
+            let file = CGROUP_FILES
+                .iter()
+                .find(|f| rest.ends_with(&format!(".{f}")));
+            let Some(file) = file.filter(|f| rest.len() > f.len() + 1 && rest.starts_with('/'))
+            else {
+                return Err(InputError::new(
+                    source,
+                    key,
+                    format!(
+                        "cgroup.<path>.<file> with a path from / and a file among {}",
+                        CGROUP_FILES.join(", ")
+                    ),
+                    format!("`{key}`"),
+                ));
+            };
+            let path = &rest[..rest.len() - file.len() - 1];
+            self.cgroup_writes.push(CgroupWrite {
+                path: path.to_string(),
+                file: file.to_string(),
+                value: raw.to_string(),
+            });
+            return Ok(());
+        }
+        for (k, names) in [
+            (RT_SYNC_KEY, RtSync::NAMES),
+            (STATIC_KEY_KEY, StaticKeyMode::NAMES),
+            (TG_RESTRICT_KEY, TgRestrict::NAMES),
+        ] {
+            if key == k && !names.contains(&raw) {
+                return Err(bad(format!("one of {}", names.join(", "))));
+            }
+        }
+        if key == RT_SYNC_KEY {
+            self.uclamp_rt_sync = RtSync::from_name(raw).expect("checked above");
+            return Ok(());
+        }
+        if key == STATIC_KEY_KEY {
+            self.uclamp_static_key = StaticKeyMode::from_name(raw).expect("checked above");
+            return Ok(());
+        }
+        if key == TG_RESTRICT_KEY {
+            self.uclamp_tg_restrict = TgRestrict::from_name(raw).expect("checked above");
             return Ok(());
         }
         if key == UPDATE_SITES_KEY {

@@ -4,6 +4,7 @@
 use super::{cluster_energy_mj, cpu_energy_mj, LatencySummary};
 use crate::kernel::cpuidle::Residency;
 use crate::kernel::sched::{TaskState, ThreadCounts};
+use crate::kernel::uclamp::UclampOps;
 use crate::kernel::Kernel;
 use crate::platform::{IdleState, Opp};
 use crate::workload::gen::Generator;
@@ -36,6 +37,13 @@ pub struct TaskResult {
     pub util_est_ewma: u32,
     /// Runtime per CPU, keyed by CPU number (CPUs the task never ran on are left out).
     pub cpu_runtime_ns: BTreeMap<String, u64>,
+    /// Effective uclamp values at the end (`uclamp_eff_value`).
+    pub uclamp_min: u32,
+    pub uclamp_max: u32,
+    /// rt-app's util_min/util_max requests the kernel refused, and the last errno.
+    pub setattr_errors: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setattr_errno: Option<&'static str>,
     /// Whether the task had exited by the end of the run.
     pub exited: bool,
     /// Whether another thread forked it (rather than it starting with the workload).
@@ -65,6 +73,17 @@ pub struct CpuResult {
     pub freq_residency_ns: BTreeMap<String, u64>,
     /// Idle time per idle state, keyed by state name.
     pub idle_state_ns: BTreeMap<String, u64>,
+}
+
+/// A task group of the cpu controller.
+#[derive(Debug, Clone, Serialize)]
+pub struct CgroupResult {
+    pub path: String,
+    #[serde(rename = "cpu.uclamp.min")]
+    pub uclamp_min: String,
+    #[serde(rename = "cpu.uclamp.max")]
+    pub uclamp_max: String,
+    pub effective: [u32; 2],
 }
 
 /// A frequency domain and the cluster its CPUs form.
@@ -99,6 +118,12 @@ pub struct Results {
     /// The generator's own metric, for workloads written by `schedlab gen`.
     #[serde(rename = "workload", skip_serializing_if = "Option::is_none")]
     pub workload_metrics: Option<serde_json::Value>,
+    /// uclamp fast-path work (bucket increments, decrements, rescans), the cost the static
+    /// key debate of seeds 000/001 is about, and whether the key is on at the end.
+    pub uclamp_ops: UclampOps,
+    pub uclamp_static_key_on: bool,
+    /// Task groups with their `cpu.uclamp.*` files as they read and their effective clamps.
+    pub cgroups: Vec<CgroupResult>,
     /// Events the engine handled.
     pub sim_events: u64,
     /// Host time the simulation took (0 with `--reproducible`, so results compare byte for
@@ -114,8 +139,9 @@ impl Results {
             .tasks
             .iter()
             // Exited forked threads are counted in `exited_forks` (their slots may be reused).
-            .filter(|t| !(t.forked && t.state == TaskState::Dead))
-            .map(|t| TaskResult {
+            .enumerate()
+            .filter(|(_, t)| !(t.forked && t.state == TaskState::Dead))
+            .map(|(id, t)| TaskResult {
                 name: t.name.clone(),
                 pid: t.pid,
                 policy: t.policy.name(),
@@ -139,6 +165,10 @@ impl Results {
                     .filter(|(_, &ns)| ns > 0)
                     .map(|(c, &ns)| (c.to_string(), ns))
                     .collect(),
+                uclamp_min: k.uclamp_eff_now(id).0,
+                uclamp_max: k.uclamp_eff_now(id).1,
+                setattr_errors: t.setattr_errors,
+                setattr_errno: t.last_setattr_errno,
                 exited: t.state == TaskState::Dead,
                 forked: t.forked,
             })
@@ -187,6 +217,18 @@ impl Results {
                 wakeup_latency_ns: e.wakeup_latency.summary(),
             })
             .collect();
+        let mut uclamp_ops = UclampOps::default();
+        for rq in &k.rqs {
+            uclamp_ops += rq.uclamp.ops;
+        }
+        let cgroups = (1..k.cgroups.len())
+            .map(|g| CgroupResult {
+                path: k.cgroups.path(g).to_string(),
+                uclamp_min: k.cgroups.read_uclamp(g, 0),
+                uclamp_max: k.cgroups.read_uclamp(g, 1),
+                effective: k.cgroups.effective(g),
+            })
+            .collect();
         let secs = end as f64 / 1e9;
         let workload_metrics = k.workload().global.generator.map(|g| match g {
             Generator::Fio => {
@@ -216,6 +258,9 @@ impl Results {
             domains,
             energy_mj,
             workload_metrics,
+            uclamp_ops,
+            uclamp_static_key_on: k.uclamp.used,
+            cgroups,
             sim_events,
             wall_ns,
         }
