@@ -192,6 +192,7 @@ fn pids_per_sec(governor: &str) -> f64 {
         parent_us: 80,
         child_us: 180,
         runtime: 2,
+        taskgroup: None,
     };
     let json = schedlab::workload::gen::forkloop(&a).to_string();
     let r = run_json(
@@ -208,8 +209,9 @@ fn pids_per_sec(governor: &str) -> f64 {
 #[test]
 fn seed_003_governors_on_a_fork_loop() {
     // 003_5097063a106228c6.txt, test 1: performance best, ondemand and conservative in
-    // between, powersave ~2.4x slower, schedutil close to powersave (no invariance, every
-    // CPU's busy fraction below schedutil's 80% tipping point: each evaluation lowers it).
+    // between, powersave ~2.4x slower, schedutil near powersave (no invariance, every CPU's
+    // busy fraction below schedutil's 80% tipping point: each evaluation it may make lowers
+    // the frequency; the busy hold keeps it from going all the way down).
     let perf = pids_per_sec("performance");
     let save = pids_per_sec("powersave");
     let ondemand = pids_per_sec("ondemand");
@@ -229,7 +231,8 @@ fn seed_003_governors_on_a_fork_loop() {
         "conservative {conservative}"
     );
     assert!(
-        (schedutil / save - 1.0).abs() < 0.1,
+        schedutil >= save && schedutil < 1.3 * save,
         "schedutil {schedutil} vs powersave {save}"
     );
+    assert!(schedutil < ondemand);
 }

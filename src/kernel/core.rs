@@ -218,6 +218,9 @@ impl Kernel {
                     times: CpuTimesAcc::default(),
                     dl_running_bw: 0,
                     uclamp: RqUclamp::default(),
+                    idle_since: 0,
+                    // Idle since boot: long.
+                    last_idle_ns: u64::MAX,
                 }
             })
             .collect();
@@ -1228,6 +1231,8 @@ impl Kernel {
             self.set_cpu_busy(cpu, next.is_some(), now);
         }
         if prev.is_none() {
+            let rq = &mut self.rqs[cpu];
+            rq.last_idle_ns = now - rq.idle_since;
             self.emit(
                 now,
                 cpu,
@@ -1271,7 +1276,14 @@ impl Kernel {
             }
             None => {
                 self.emit(now, cpu, &TraceEvent::CpuIdle { state: 0, cpu });
-                self.cpufreq_idle_enter(cpu);
+                // The idle governor stops the tick only when it expects a long idle
+                // (`tick_nohz_idle_stop_tick`); it predicts from the last idle period here.
+                // Only then does schedutil's busy hold see an idle call.
+                let rq = &mut self.rqs[cpu];
+                rq.idle_since = now;
+                if rq.last_idle_ns >= self.variant.tick_ns() {
+                    self.cpufreq_idle_enter(cpu);
+                }
             }
         }
         if let Some(p) = prev {

@@ -200,6 +200,10 @@ pub struct Rq {
     pub dl_running_bw: u64,
     /// uclamp buckets and the rq's clamps.
     pub uclamp: RqUclamp,
+    /// When the current idle period began, and how long the previous one lasted (the idle
+    /// governor's prediction of the next).
+    pub idle_since: u64,
+    pub last_idle_ns: u64,
 }
 
 /// A frequency domain (cpufreq policy) and the cluster its CPUs form.

@@ -218,6 +218,14 @@ macro_rules! knob {
 
 const KNOBS: &[Knob] = &[
     knob!("config.HZ", Uint(100, 1000), hz),
+    knob!("config.UCLAMP_TASK", Bool, uclamp_task),
+    knob!("config.UCLAMP_TASK_GROUP", Bool, uclamp_task_group),
+    knob!("config.UCLAMP_BUCKETS_COUNT", Uint(5, 20), uclamp_buckets),
+    knob!(
+        "variant.cgroup_online_no_eff_update",
+        Bool,
+        cgroup_online_no_eff_update
+    ),
     knob!(
         "feature.GENTLE_FAIR_SLEEPERS",
         Bool,

@@ -17,14 +17,22 @@ pub struct ForkloopArgs {
     /// Run time, seconds.
     #[arg(long, default_value_t = 10)]
     pub runtime: u64,
+    /// Run both tasks in this cgroup (e.g. /user.slice, where Doug's shell ran).
+    #[arg(long)]
+    pub taskgroup: Option<String>,
 }
 
 pub fn forkloop(a: &ForkloopArgs) -> serde_json::Value {
-    json!({
+    let mut w = json!({
         "tasks": {
             "launcher": { "loop": -1, "run": a.parent_us, "fork": "child", "suspend": "launcher" },
             "child": { "instance": 0, "loop": 1, "run": a.child_us, "resume": "launcher" },
         },
         "global": { "duration": a.runtime, "generator": "forkloop", "fork_limit": 0 },
-    })
+    });
+    if let Some(g) = &a.taskgroup {
+        w["tasks"]["launcher"]["taskgroup"] = json!(g);
+        w["tasks"]["child"]["taskgroup"] = json!(g);
+    }
+    w
 }
