@@ -71,6 +71,10 @@ struct RunArgs {
     /// feature.GENTLE_FAIR_SLEEPERS=false.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// A sysctl or cgroup write at a simulated time, TIME:KEY=VALUE (repeatable), e.g.
+    /// 500ms:kernel.sched_util_clamp_min_rt_default=128 or 1s:cgroup./bg.cpu.uclamp.max=40.
+    #[arg(long = "set-at", value_name = "TIME:KEY=VALUE")]
+    set_at: Vec<String>,
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Write the JSON results to FILE (- for standard output).
@@ -148,6 +152,21 @@ fn run(args: RunArgs) -> Result<(), Error> {
     }
     for pair in &args.set {
         variant.set_pair(pair, "--set")?;
+    }
+    for item in &args.set_at {
+        let (time, pair) = item.split_once(':').ok_or_else(|| {
+            InputError::new(
+                "--set-at",
+                item.as_str(),
+                "TIME:KEY=VALUE",
+                format!("`{item}`"),
+            )
+        })?;
+        let at = parse_duration(time).map_err(|e| InputError {
+            file: "--set-at".into(),
+            ..e
+        })?;
+        variant.set_at(at, pair, "--set-at")?;
     }
     let duration_ns = args.duration.as_deref().map(parse_duration).transpose()?;
     let trace_events = match args.trace_events.as_deref() {

@@ -192,3 +192,61 @@ fn platforms_lists_the_presets() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("1024"));
 }
+
+#[test]
+fn invalid_uclamp_sysctls_stop_the_run_with_einval() {
+    // min > max, max > 1024, rt_default > 1024 (SPEC §6).
+    for sets in [
+        vec![
+            "kernel.sched_util_clamp_max=512",
+            "kernel.sched_util_clamp_min=600",
+        ],
+        vec!["kernel.sched_util_clamp_max=1025"],
+        vec!["kernel.sched_util_clamp_min_rt_default=2000"],
+    ] {
+        let mut args = vec!["run", "--duration", "100ms"];
+        for s in &sets {
+            args.extend(["--set", s]);
+        }
+        let out = schedlab(&args, None);
+        assert_input_error(&out, &["EINVAL", "sched_util_clamp"]);
+    }
+}
+
+#[test]
+fn root_cgroup_has_no_uclamp_files() {
+    let out = schedlab(&["run", "--set", "cgroup./.cpu.uclamp.min=10"], None);
+    assert_input_error(&out, &["cpu.uclamp.min", "ENOENT"]);
+    let out = schedlab(&["run", "--set", "cgroup./bg.cpu.uclamp.max=120"], None);
+    assert_input_error(&out, &["/bg", "ERANGE"]);
+}
+
+#[test]
+fn timed_writes_report_their_result_and_the_run_goes_on() {
+    let out = schedlab(
+        &[
+            "run",
+            "--duration",
+            "300ms",
+            "--json",
+            "-",
+            "--set-at",
+            "100ms:kernel.sched_util_clamp_max=2000",
+            "--set-at",
+            "200ms:kernel.sched_util_clamp_min_rt_default=128",
+        ],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["admin_writes"][0]["result"], "EINVAL");
+    assert_eq!(v["admin_writes"][1]["result"], "ok");
+    assert_eq!(v["admin_writes"][1]["at_ns"], 200_000_000u64);
+    // Only run-time writable things can be written mid-run.
+    let out = schedlab(&["run", "--set-at", "1s:config.HZ=100"], None);
+    assert_input_error(&out, &["--set-at", "config.HZ"]);
+}

@@ -18,13 +18,13 @@ use super::rt::{RtBandwidth, RtRq};
 use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
 use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
 use super::uclamp::{
-    apply_setattr_uclamp, eff_value, rt_task_fits_capacity, setattr_syscall_checks, uclamp_fork,
-    uclamp_post_fork, validate_setattr, ClampId, RqUclamp, SchedAttr, SetattrConfig, SetattrTask,
-    TaskCtx, TaskUclamp, UclampConfig, UclampSys, SCHED_ATTR_SIZE_VER1, SCHED_BATCH,
-    SCHED_DEADLINE, SCHED_FIFO, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_UTIL_CLAMP_MAX,
+    apply_setattr_uclamp, eff_value, rt_task_fits_capacity, setattr_syscall_checks,
+    sync_rt_default, uclamp_fork, uclamp_post_fork, validate_setattr, ClampId, RqUclamp, SchedAttr,
+    SetattrConfig, SetattrTask, TaskCtx, TaskUclamp, UclampConfig, UclampSys, SCHED_ATTR_SIZE_VER1,
+    SCHED_BATCH, SCHED_DEADLINE, SCHED_FIFO, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_UTIL_CLAMP_MAX,
     SCHED_FLAG_UTIL_CLAMP_MIN, SCHED_IDLE, SCHED_NORMAL, SCHED_RR,
 };
-use super::variant::{UpdateSites, Variant};
+use super::variant::{AdminTarget, UpdateSites, Variant};
 use crate::error::InputError;
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Model, SimRng, Time};
@@ -52,6 +52,8 @@ pub enum Event {
     CpufreqWork { policy: usize },
     /// The nohz blocked-load update of idle CPUs (`NOHZ_STATS_KICK`).
     NohzStats,
+    /// The `index`-th timed sysctl/cgroup write of the run's settings.
+    AdminWrite { index: usize },
     /// A throttled deadline task's replenishment timer (`dl_task_timer`), armed for the
     /// deadline the task had when it ran out.
     DlReplenish { task: TaskId, deadline: u64 },
@@ -72,6 +74,16 @@ const BLOCKED_UPDATE_PERIOD_NS: u64 = pelt::LOAD_AVG_PERIOD * 1_000_000;
 
 /// The first pid given to a workload thread (below are the kernel's own threads).
 const FIRST_PID: u32 = 1000;
+
+/// What a timed write did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AdminRecord {
+    pub at_ns: u64,
+    pub key: String,
+    pub value: String,
+    /// "ok" or the errno name.
+    pub result: &'static str,
+}
 
 /// Where the kernel reports what happens.
 #[derive(Default)]
@@ -113,6 +125,8 @@ pub struct Kernel {
     rtapp_logs: Option<RtappLogs>,
     /// Load-tracking events the observer wants.
     pub(super) events: EventSelection,
+    /// Results of the timed sysctl/cgroup writes, in order.
+    pub admin_log: Vec<AdminRecord>,
     /// Slots of exited forked threads, reused by new ones: a fork loop's memory stays flat.
     free_tasks: Vec<TaskId>,
     /// What exited forked threads did, per workload task.
@@ -272,6 +286,7 @@ impl Kernel {
             },
             observer: outputs.observer,
             rtapp_logs: outputs.rtapp_logs,
+            admin_log: Vec::new(),
             free_tasks: Vec::new(),
             exited_forks: Vec::new(),
             wake_scratch: Vec::new(),
@@ -298,6 +313,9 @@ impl Kernel {
             );
         }
         k.cpufreq_start(0, queue);
+        for (index, w) in k.variant.timed_writes.iter().enumerate() {
+            queue.schedule(w.at_ns, Event::AdminWrite { index });
+        }
         Ok(k)
     }
 
@@ -1632,14 +1650,21 @@ impl Kernel {
             latency_nice: false,
         };
         let task = &self.tasks[t];
-        let checked = setattr_syscall_checks(task.pid as i32, 0, &attr, config).and_then(|attr| {
-            let target = SetattrTask {
-                policy: policy_number(task.policy),
-                reset_on_fork: false,
-                uclamp: &task.uclamp,
-            };
-            validate_setattr(&attr, target, config, &mut self.uclamp)
-        });
+        let checked =
+            setattr_syscall_checks(task.pid as i32, 0, &attr, config).and_then(|mut attr| {
+                // SCHED_FLAG_KEEP_PARAMS: the task's own parameters (get_params()).
+                attr.nice = task.nice;
+                attr.priority = task.rt_priority;
+                attr.runtime = task.dl.dl_runtime;
+                attr.deadline = task.dl.dl_deadline;
+                attr.period = task.dl.dl_period;
+                let target = SetattrTask {
+                    policy: policy_number(task.policy),
+                    reset_on_fork: false,
+                    uclamp: &task.uclamp,
+                };
+                validate_setattr(&attr, target, config, &mut self.uclamp)
+            });
         match checked {
             Ok(attr) => self.requeue(t, now, q, |k, t| {
                 let is_rt = k.tasks[t].class() != Class::Fair;
@@ -1658,6 +1683,77 @@ impl Kernel {
         let cg = self.tg_cgroup[g];
         if self.tasks[t].cgroup != cg {
             self.requeue(t, now, q, |k, t| k.tasks[t].cgroup = cg);
+        }
+    }
+
+    // ----- administration ---------------------------------------------------------------
+
+    /// A timed write to a uclamp sysctl or a cgroup file, with the kernel's effects: the
+    /// root group follows the sysctls, groups pass their clamps down, the running tasks of
+    /// changed groups are updated at once (`uclamp_update_active_tasks`), and under the
+    /// eager strategy RT tasks take a new RT default request. The result (ok or the errno)
+    /// is recorded and traced; the run goes on either way.
+    fn admin_write(&mut self, index: usize, now: Time) {
+        let w = self.variant.timed_writes[index].clone();
+        let result = match &w.target {
+            AdminTarget::Sysctl(which) => {
+                let value = w.value.parse::<i64>().unwrap_or(i64::MIN);
+                self.uclamp.write_sysctl(*which, value).map(|effect| {
+                    if effect.update_root_tg {
+                        self.cgroups
+                            .set_root([self.uclamp.util_min, self.uclamp.util_max]);
+                        self.update_active_tasks(ROOT);
+                    }
+                    if effect.sync_rt_tasks {
+                        for t in &mut self.tasks {
+                            let is_rt = t.class() != Class::Fair;
+                            sync_rt_default(&mut t.uclamp, &self.uclamp, is_rt);
+                        }
+                    }
+                })
+            }
+            AdminTarget::Cgroup { path, file } => {
+                let g = self.cgroups.create(path);
+                let id = usize::from(file == "cpu.uclamp.max");
+                self.cgroups.write_uclamp(g, id, &w.value).map(|()| {
+                    if self.variant.uclamp_task_group {
+                        self.uclamp.enable_static_key();
+                        self.update_active_tasks(g);
+                    }
+                })
+            }
+        };
+        let outcome = result.map_or_else(|e| e.name(), |()| "ok");
+        self.admin_log.push(AdminRecord {
+            at_ns: now,
+            key: w.target.key(),
+            value: w.value.clone(),
+            result: outcome,
+        });
+        if let Some(obs) = self.observer.as_mut() {
+            let text = format!("schedlab: {}={} {}", w.target.key(), w.value, outcome);
+            obs.event(
+                now,
+                0,
+                self.rqs[0].curr.map(|c| task_ref(&self.tasks[c])),
+                &TraceEvent::Print { text: &text },
+            );
+        }
+    }
+
+    /// `uclamp_update_active_tasks()` for the queued tasks of `g` and the groups below it.
+    fn update_active_tasks(&mut self, g: usize) {
+        if !self.uclamp.active() {
+            return;
+        }
+        for t in 0..self.tasks.len() {
+            let task = &self.tasks[t];
+            if task.on_rq && task.class() != Class::Dl && self.cgroups.is_within(task.cgroup, g) {
+                let (cpu, ctx) = (task.cpu, self.uclamp_ctx(t));
+                self.rqs[cpu]
+                    .uclamp
+                    .update_active(&mut self.tasks[t].uclamp, ctx, &self.uclamp);
+            }
         }
     }
 
@@ -1792,6 +1888,7 @@ impl Model for Kernel {
             Event::RtPeriod => self.rt_period(now, q),
             Event::CpufreqWork { policy } => self.cpufreq_work(policy, now, q),
             Event::NohzStats => self.nohz_stats(now, q),
+            Event::AdminWrite { index } => self.admin_write(index, now),
             Event::DlReplenish { task, deadline } => {
                 if self.tasks[task].dl.deadline == deadline {
                     self.dl_replenish(task, now);

@@ -46,6 +46,32 @@ pub struct CgroupWrite {
     pub value: String,
 }
 
+/// A sysctl or cgroup write at a simulated time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimedWrite {
+    pub at_ns: u64,
+    pub target: AdminTarget,
+    /// The value as written (for the report).
+    pub value: String,
+}
+
+/// What a timed write writes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdminTarget {
+    Sysctl(Sysctl),
+    Cgroup { path: String, file: String },
+}
+
+impl AdminTarget {
+    /// The key as the user wrote it.
+    pub fn key(&self) -> String {
+        match self {
+            AdminTarget::Sysctl(s) => s.name().to_string(),
+            AdminTarget::Cgroup { path, file } => format!("cgroup.{path}.{file}"),
+        }
+    }
+}
+
 /// The cgroup files schedlab models.
 pub const CGROUP_FILES: &[&str] = &["cpu.uclamp.min", "cpu.uclamp.max"];
 
@@ -71,6 +97,9 @@ pub struct Variant {
     pub sysctl_writes: Vec<(Sysctl, i64)>,
     /// `cgroup.<path>.<file>=<value>` writes made before the workload starts, in order.
     pub cgroup_writes: Vec<CgroupWrite>,
+    /// Writes made while the workload runs (`--set-at TIME:KEY=VALUE`), as an init script or
+    /// a power HAL makes them; their results (ok or an errno) are reported, and the run goes on.
+    pub timed_writes: Vec<TimedWrite>,
     /// `cpufreq.governor`: the governor of every policy.
     pub governor: GovernorKind,
     /// `cpufreq.<tunable>`: the governors' sysfs tunables.
@@ -151,6 +180,7 @@ impl Default for Variant {
             cgroup_online_no_eff_update: false,
             sysctl_writes: Vec::new(),
             cgroup_writes: Vec::new(),
+            timed_writes: Vec::new(),
             governor: GovernorKind::Schedutil,
             cpufreq: Tunables::default(),
             hz: 250,
@@ -417,6 +447,49 @@ impl Variant {
             return Err(bad("one of 100, 250, 300, 1000".into()));
         }
         (knob.set)(self, x);
+        Ok(())
+    }
+
+    /// `TIME:KEY=VALUE` (`--set-at`): a sysctl or cgroup write at simulated time TIME. Only
+    /// what a running system lets one write may be written mid-run.
+    pub fn set_at(&mut self, at_ns: u64, pair: &str, source: &str) -> Result<(), InputError> {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(InputError::new(
+                source,
+                pair,
+                "TIME:KEY=VALUE",
+                format!("`{pair}`"),
+            ));
+        };
+        let key = key.trim();
+        let (before_s, before_c) = (self.sysctl_writes.len(), self.cgroup_writes.len());
+        let is_admin = Sysctl::from_name(key).is_some() || key.starts_with("cgroup.");
+        if !is_admin {
+            return Err(InputError::new(
+                source,
+                key,
+                "a kernel.sched_util_clamp_* sysctl or a cgroup.<path>.<file> (other switches are fixed at boot)",
+                format!("`{key}`"),
+            ));
+        }
+        // Parse through `set`, then move what it recorded into the timed list.
+        self.set(key, value, source)?;
+        let target = if self.sysctl_writes.len() > before_s {
+            let (s, _) = self.sysctl_writes.pop().expect("set recorded it");
+            AdminTarget::Sysctl(s)
+        } else {
+            debug_assert!(self.cgroup_writes.len() > before_c);
+            let w = self.cgroup_writes.pop().expect("set recorded it");
+            AdminTarget::Cgroup {
+                path: w.path,
+                file: w.file,
+            }
+        };
+        self.timed_writes.push(TimedWrite {
+            at_ns,
+            target,
+            value: value.trim().to_string(),
+        });
         Ok(())
     }
 

@@ -2,6 +2,7 @@
 //! and never renamed.
 
 use super::{cluster_energy_mj, cpu_energy_mj, LatencySummary};
+use crate::kernel::core::AdminRecord;
 use crate::kernel::cpuidle::Residency;
 use crate::kernel::sched::{TaskState, ThreadCounts};
 use crate::kernel::uclamp::UclampOps;
@@ -122,6 +123,8 @@ pub struct Results {
     /// key debate of seeds 000/001 is about, and whether the key is on at the end.
     pub uclamp_ops: UclampOps,
     pub uclamp_static_key_on: bool,
+    /// The timed sysctl/cgroup writes and their results.
+    pub admin_writes: Vec<AdminRecord>,
     /// Task groups with their `cpu.uclamp.*` files as they read and their effective clamps.
     pub cgroups: Vec<CgroupResult>,
     /// Events the engine handled.
@@ -260,6 +263,7 @@ impl Results {
             workload_metrics,
             uclamp_ops,
             uclamp_static_key_on: k.uclamp.used,
+            admin_writes: k.admin_log.clone(),
             cgroups,
             sim_events,
             wall_ns,

@@ -104,6 +104,7 @@ impl<W: Write> Ftrace<W> {
                 ewma,
                 util,
             } => writeln!(o, "sched_util_est_cfs: cpu={cpu} path=/ enqueued={enqueued} ewma={ewma} util={util}"),
+            TraceEvent::Print { text } => writeln!(o, "print: tracing_mark_write: {text}"),
             TraceEvent::SchedCpuCapacity {
                 cpu,
                 capacity,

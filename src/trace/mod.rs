@@ -162,6 +162,10 @@ pub enum TraceEvent<'a> {
         capacity_orig: u64,
         capacity_curr: u64,
     },
+    /// A line written to trace_marker (`print: tracing_mark_write: …`).
+    Print {
+        text: &'a str,
+    },
 }
 
 /// Something that wants the event stream. `current` is the task running on `cpu` when the
