@@ -14,12 +14,23 @@ fn run(platform: &str, json: &str, duration_ns: u64) -> u64 {
 }
 
 fn run_gov(platform: &str, json: &str, duration_ns: u64, governor: &str) -> u64 {
+    run_with(
+        platform,
+        json,
+        duration_ns,
+        &[&format!("cpufreq.governor={governor}")],
+    )
+}
+
+fn run_with(platform: &str, json: &str, duration_ns: u64, sets: &[&str]) -> u64 {
     let platform = Platform::resolve(platform).unwrap();
     let mut variant = Variant::default();
     if let Some(hz) = platform.hz {
         variant.hz = hz;
     }
-    variant.set("cpufreq.governor", governor, "bench").unwrap();
+    for s in sets {
+        variant.set_pair(s, "bench").unwrap();
+    }
     let r = simulate(
         Run {
             platform,
@@ -92,6 +103,30 @@ fn scenarios(c: &mut Criterion) {
         g.throughput(Throughput::Elements(events));
         g.bench_function(format!("juno_default_60s_{gov}"), |b| {
             b.iter(|| run_gov("juno-r0", default, 60_000_000_000, gov))
+        });
+    }
+    // Seed 001's question, on the simulator itself: what uclamp costs the enqueue/dequeue
+    // fast path when compiled out, compiled in but unused (static key off), and in use.
+    let args = |m| schedlab::workload::gen::PipeArgs {
+        runtime: 1,
+        cpu: None,
+        uclamp_min: m,
+    };
+    let plain = schedlab::workload::gen::pipe(&args(None)).to_string();
+    let clamped = schedlab::workload::gen::pipe(&args(Some(100))).to_string();
+    for (name, json, sets) in [
+        (
+            "pipe_uclamp_compiled_out",
+            &plain,
+            &["config.UCLAMP_TASK=false"][..],
+        ),
+        ("pipe_uclamp_unused", &plain, &[][..]),
+        ("pipe_uclamp_in_use", &clamped, &[][..]),
+    ] {
+        let events = run_with("smp8", json, 1_000_000_000, sets);
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(name, |b| {
+            b.iter(|| run_with("smp8", json, 1_000_000_000, sets))
         });
     }
     g.finish();

@@ -52,6 +52,8 @@ enum GenCommand {
     /// One short-lived task at a time, forked and waited for (seed 003); reports
     /// `pids_per_sec`.
     Forkloop(schedlab::workload::gen::ForkloopArgs),
+    /// `perf bench sched pipe -T`-like ping-pong (seeds 000, 001); reports `ops_per_sec`.
+    Pipe(schedlab::workload::gen::PipeArgs),
 }
 
 #[derive(clap::Args)]
@@ -225,6 +227,7 @@ fn main() -> ExitCode {
             let json = match g {
                 GenCommand::Fio(a) => schedlab::workload::gen::fio(&a),
                 GenCommand::Forkloop(a) => schedlab::workload::gen::forkloop(&a),
+                GenCommand::Pipe(a) => schedlab::workload::gen::pipe(&a),
             };
             println!(
                 "{}",

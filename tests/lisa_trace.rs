@@ -38,7 +38,8 @@ fn lisa_reads_the_trace_and_agrees_with_the_results() {
     let r = run_full("juno-r0", json, S, &[], 0, &out);
     let events = "sched_switch,sched_wakeup,sched_waking,sched_wakeup_new,sched_migrate_task,\
                   sched_process_fork,sched_process_exit,cpu_idle,cpu_frequency,sched_pelt_se,\
-                  sched_pelt_cfs,sched_util_est_se,sched_util_est_cfs,sched_cpu_capacity";
+                  sched_pelt_cfs,sched_util_est_se,sched_util_est_cfs,sched_cpu_capacity,\
+                  uclamp_util_se,uclamp_util_cfs";
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/lisa_trace_counts.py");
     let o = Command::new(python)
         .args([script, trace.to_str().unwrap(), events])
@@ -97,6 +98,8 @@ fn lisa_reads_the_trace_and_agrees_with_the_results() {
         "sched_util_est_se",
         "sched_util_est_cfs",
         "sched_cpu_capacity",
+        "uclamp_util_se",
+        "uclamp_util_cfs",
     ] {
         assert!(counts[ev].as_u64().unwrap() > 0, "{ev}: no rows");
         assert_eq!(counts[ev], lines(ev), "{ev}: LISA dropped rows");

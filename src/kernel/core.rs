@@ -8,7 +8,7 @@
 //! so a wakeup that preempts takes effect at the same nanosecond (an IPI without delay).
 
 use super::cgroup::{Cgroups, ROOT};
-use super::cpufreq::{Cpufreq, Env, Policies};
+use super::cpufreq::{uclamp_rq_util_with, CpuUtil, Cpufreq, Env, Policies};
 use super::cpuidle::Residency;
 use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
@@ -29,7 +29,8 @@ use crate::error::InputError;
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Model, SimRng, Time};
 use crate::trace::{
-    EventSelection, Observer, PeltFields, RtappLogs, TaskRef, TraceEvent, IDLE_COMM, PWR_EVENT_EXIT,
+    EventSelection, Observer, PeltFields, RtappLogs, TaskRef, TraceEvent, UclampFields, IDLE_COMM,
+    PWR_EVENT_EXIT,
 };
 use crate::workload::{
     CpuSet, LoopRecord, Policy, SchedParams, Syscall, Thread, UserCtx, UserSpace, Workload,
@@ -662,7 +663,43 @@ impl Kernel {
             };
             obs.event(now, cpu, current, &ev);
         }
+        let rq = &self.rqs[cpu];
+        let used = self.variant.uclamp_task && self.uclamp.active();
+        let clamps = |util: u64| {
+            let rq_util = CpuUtil {
+                uclamp_used: used,
+                uclamp_min: rq.uclamp.value[0] as u64,
+                uclamp_max: rq.uclamp.value[1] as u64,
+                uclamp_idle: rq.uclamp.flags_idle,
+                ..CpuUtil::default()
+            };
+            UclampFields {
+                util_avg: util,
+                uclamp_avg: uclamp_rq_util_with(&rq_util, util, None),
+                uclamp_min: rq_util.uclamp_min,
+                uclamp_max: rq_util.uclamp_max,
+            }
+        };
+        if sel.uclamp_util_se {
+            let ev = TraceEvent::UclampUtilSe {
+                cpu,
+                p,
+                clamps: clamps(se.util_avg),
+            };
+            obs.event(now, cpu, current, &ev);
+        }
         let cfs = &self.fair.rqs[cpu].avg;
+        if sel.uclamp_util_cfs {
+            obs.event(
+                now,
+                cpu,
+                current,
+                &TraceEvent::UclampUtilCfs {
+                    cpu,
+                    clamps: clamps(cfs.util_avg),
+                },
+            );
+        }
         if sel.sched_pelt_cfs {
             obs.event(
                 now,

@@ -242,6 +242,12 @@ impl Results {
                         .sum::<u64>();
                 json!({ "generator": g.name(), "ios": ios, "iops": ios as f64 / secs })
             }
+            Generator::Pipe => {
+                // Each round trip wakes the sender once.
+                let ops: u64 = tasks.iter().filter(|t| t.name.starts_with("sender-")).map(|t| t.wakeups).sum();
+                let per_sec = ops as f64 / secs;
+                json!({ "generator": g.name(), "ops": ops, "ops_per_sec": per_sec, "usecs_per_op": 1e6 / per_sec })
+            }
             Generator::Forkloop => {
                 // A PID is consumed per launched program that ran to its end.
                 let pids: u64 = exited_forks.iter().map(|e| e.counts.threads).sum();

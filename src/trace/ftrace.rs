@@ -104,6 +104,16 @@ impl<W: Write> Ftrace<W> {
                 ewma,
                 util,
             } => writeln!(o, "sched_util_est_cfs: cpu={cpu} path=/ enqueued={enqueued} ewma={ewma} util={util}"),
+            TraceEvent::UclampUtilSe { cpu, p, clamps: c } => writeln!(
+                o,
+                "uclamp_util_se: pid={} comm={} cpu={cpu} util_avg={} uclamp_avg={} uclamp_min={} uclamp_max={}",
+                p.pid, p.comm, c.util_avg, c.uclamp_avg, c.uclamp_min, c.uclamp_max
+            ),
+            TraceEvent::UclampUtilCfs { cpu, clamps: c } => writeln!(
+                o,
+                "uclamp_util_cfs: cpu={cpu} util_avg={} uclamp_avg={} uclamp_min={} uclamp_max={}",
+                c.util_avg, c.uclamp_avg, c.uclamp_min, c.uclamp_max
+            ),
             TraceEvent::Print { text } => writeln!(o, "print: tracing_mark_write: {text}"),
             TraceEvent::SchedCpuCapacity {
                 cpu,

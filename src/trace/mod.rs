@@ -31,6 +31,8 @@ pub struct EventSelection {
     pub sched_util_est_se: bool,
     pub sched_util_est_cfs: bool,
     pub sched_cpu_capacity: bool,
+    pub uclamp_util_se: bool,
+    pub uclamp_util_cfs: bool,
 }
 
 impl EventSelection {
@@ -40,6 +42,8 @@ impl EventSelection {
         "sched_util_est_se",
         "sched_util_est_cfs",
         "sched_cpu_capacity",
+        "uclamp_util_se",
+        "uclamp_util_cfs",
     ];
 
     /// A comma-separated list of event names, or `all`.
@@ -54,6 +58,8 @@ impl EventSelection {
                 ("sched_util_est_se", &mut sel.sched_util_est_se),
                 ("sched_util_est_cfs", &mut sel.sched_util_est_cfs),
                 ("sched_cpu_capacity", &mut sel.sched_cpu_capacity),
+                ("uclamp_util_se", &mut sel.uclamp_util_se),
+                ("uclamp_util_cfs", &mut sel.uclamp_util_cfs),
             ] {
                 if all || n == name {
                     *flag = true;
@@ -87,6 +93,16 @@ pub struct PeltFields {
     pub runnable: u64,
     pub util: u64,
     pub update_time: u64,
+}
+
+/// A utilization with the rq's uclamp values as LISA's uclamp events print them.
+#[derive(Debug, Clone, Copy)]
+pub struct UclampFields {
+    pub util_avg: u64,
+    /// `uclamp_rq_util_with(rq, util_avg, NULL)`.
+    pub uclamp_avg: u64,
+    pub uclamp_min: u64,
+    pub uclamp_max: u64,
 }
 
 /// One kernel trace event, with the fields of its tracepoint.
@@ -161,6 +177,17 @@ pub enum TraceEvent<'a> {
         capacity: u64,
         capacity_orig: u64,
         capacity_curr: u64,
+    },
+    /// LISA's `uclamp_util_se`: a task's util and the rq's clamps.
+    UclampUtilSe {
+        cpu: usize,
+        p: TaskRef<'a>,
+        clamps: UclampFields,
+    },
+    /// LISA's `uclamp_util_cfs`: the root cfs_rq's util and the rq's clamps.
+    UclampUtilCfs {
+        cpu: usize,
+        clamps: UclampFields,
     },
     /// A line written to trace_marker (`print: tracing_mark_write: …`).
     Print {

@@ -3,9 +3,11 @@
 
 mod fio;
 mod forkloop;
+mod pipe;
 
 pub use fio::{fio, FioArgs};
 pub use forkloop::{forkloop, ForkloopArgs};
+pub use pipe::{pipe, PipeArgs};
 
 /// A generator whose metric the results report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,15 +16,18 @@ pub enum Generator {
     Fio,
     /// One short-lived task at a time, forked and waited for: `pids_per_sec`.
     Forkloop,
+    /// Two threads passing a token: `ops_per_sec`, `usecs_per_op`.
+    Pipe,
 }
 
 impl Generator {
-    pub const NAMES: &'static [&'static str] = &["fio", "forkloop"];
+    pub const NAMES: &'static [&'static str] = &["fio", "forkloop", "pipe"];
 
     pub fn parse(s: &str) -> Option<Generator> {
         match s {
             "fio" => Some(Generator::Fio),
             "forkloop" => Some(Generator::Forkloop),
+            "pipe" => Some(Generator::Pipe),
             _ => None,
         }
     }
@@ -31,6 +36,7 @@ impl Generator {
         match self {
             Generator::Fio => "fio",
             Generator::Forkloop => "forkloop",
+            Generator::Pipe => "pipe",
         }
     }
 }
