@@ -284,3 +284,42 @@ fn static_key_is_off_until_first_use() {
     assert_eq!(task(&used, "rt-0").uclamp_min, 0);
     assert!(per_activation_us(&used, "rt-0") > 1500.0);
 }
+
+#[test]
+fn timed_setattr_and_cgroup_moves_act_on_named_threads() {
+    // A power HAL boosts a thread, then moves another into a capped group; naming a thread
+    // that does not exist fails with ESRCH, as sched_setattr would.
+    let json = r#"{ "tasks": {
+        "ui": { "loop": -1, "cpus": [1], "run": 1000, "timer": { "ref": "unique", "period": 16000 } },
+        "bg": { "loop": -1, "cpus": [2], "run": 100000 } } }"#;
+    let platform = schedlab::platform::Platform::resolve("juno-r0").unwrap();
+    let mut variant = schedlab::kernel::Variant::default();
+    variant
+        .set_pair("cgroup./bg.cpu.uclamp.max=40", "test")
+        .unwrap();
+    variant
+        .set_at(200 * MS, "task.ui-0.uclamp.min=1024", "test")
+        .unwrap();
+    variant
+        .set_at(300 * MS, "task.bg-1.cgroup=/bg", "test")
+        .unwrap();
+    variant
+        .set_at(400 * MS, "task.nobody-7.uclamp.max=100", "test")
+        .unwrap();
+    let r = schedlab::simulate(
+        schedlab::Run {
+            platform,
+            workload: schedlab::workload::parse_workload(json, "t.json").unwrap(),
+            variant,
+            duration_ns: Some(2 * S),
+            seed: 0,
+            reproducible: true,
+        },
+        &schedlab::Outputs::default(),
+    )
+    .unwrap();
+    let results: Vec<&str> = r.admin_writes.iter().map(|w| w.result).collect();
+    assert_eq!(results, ["ok", "ok", "ESRCH"]);
+    assert_eq!(task(&r, "ui-0").uclamp_min, 1024);
+    assert_eq!(task(&r, "bg-1").uclamp_max, 410);
+}

@@ -19,10 +19,10 @@ use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskS
 use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
 use super::uclamp::{
     apply_setattr_uclamp, eff_value, rt_task_fits_capacity, setattr_syscall_checks,
-    sync_rt_default, uclamp_fork, uclamp_post_fork, validate_setattr, ClampId, RqUclamp, SchedAttr,
-    SetattrConfig, SetattrTask, TaskCtx, TaskUclamp, UclampConfig, UclampSys, SCHED_ATTR_SIZE_VER1,
-    SCHED_BATCH, SCHED_DEADLINE, SCHED_FIFO, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_UTIL_CLAMP_MAX,
-    SCHED_FLAG_UTIL_CLAMP_MIN, SCHED_IDLE, SCHED_NORMAL, SCHED_RR,
+    sync_rt_default, uclamp_fork, uclamp_post_fork, validate_setattr, ClampId, Errno, RqUclamp,
+    SchedAttr, SetattrConfig, SetattrTask, TaskCtx, TaskUclamp, UclampConfig, UclampSys,
+    SCHED_ATTR_SIZE_VER1, SCHED_BATCH, SCHED_DEADLINE, SCHED_FIFO, SCHED_FLAG_KEEP_ALL,
+    SCHED_FLAG_UTIL_CLAMP_MAX, SCHED_FLAG_UTIL_CLAMP_MIN, SCHED_IDLE, SCHED_NORMAL, SCHED_RR,
 };
 use super::variant::{AdminTarget, UpdateSites, Variant};
 use crate::error::InputError;
@@ -1543,7 +1543,10 @@ impl Kernel {
             Syscall::Fork { task: spec } => self.do_fork(t, spec, now, q),
             Syscall::SetAffinity(mask) => self.set_cpus_allowed(t, mask),
             Syscall::SetScheduler(params) => self.setscheduler(t, params, now, q),
-            Syscall::SetUclamp { min, max } => self.set_uclamp(t, min, max, now, q),
+            Syscall::SetUclamp { min, max } => {
+                // A refusal is counted on the task (rt-app logs it and goes on).
+                let _ = self.set_uclamp(t, min, max, now, q);
+            }
             Syscall::SetTaskgroup(g) => self.move_to_taskgroup(t, g, now, q),
             Syscall::Exit => {
                 self.do_exit(t, now);
@@ -1642,6 +1645,11 @@ impl Kernel {
         q: &mut EventQueue<Event>,
         change: impl FnOnce(&mut Kernel, TaskId),
     ) {
+        if !self.tasks[t].on_rq {
+            // A sleeping task is simply changed; its next enqueue sees the change.
+            change(self, t);
+            return;
+        }
         let cpu = self.tasks[t].cpu;
         self.update_curr(cpu, now);
         let running = self.rqs[cpu].curr == Some(t);
@@ -1667,7 +1675,7 @@ impl Kernel {
         max: Option<i32>,
         now: Time,
         q: &mut EventQueue<Event>,
-    ) {
+    ) -> Result<(), Errno> {
         let mut flags = SCHED_FLAG_KEEP_ALL;
         if min.is_some() {
             flags |= SCHED_FLAG_UTIL_CLAMP_MIN;
@@ -1703,24 +1711,38 @@ impl Kernel {
                 validate_setattr(&attr, target, config, &mut self.uclamp)
             });
         match checked {
-            Ok(attr) => self.requeue(t, now, q, |k, t| {
-                let is_rt = k.tasks[t].class() != Class::Fair;
-                apply_setattr_uclamp(&mut k.tasks[t].uclamp, &attr, &k.uclamp, is_rt);
-            }),
+            Ok(attr) => {
+                self.requeue(t, now, q, |k, t| {
+                    let is_rt = k.tasks[t].class() != Class::Fair;
+                    apply_setattr_uclamp(&mut k.tasks[t].uclamp, &attr, &k.uclamp, is_rt);
+                });
+                Ok(())
+            }
             Err(e) => {
                 let task = &mut self.tasks[t];
                 task.setattr_errors += 1;
                 task.last_setattr_errno = Some(e.name());
+                Err(e)
             }
         }
     }
 
     /// `sched_move_task()`: the running task joins the cgroup of the workload's taskgroup `g`.
     fn move_to_taskgroup(&mut self, t: TaskId, g: usize, now: Time, q: &mut EventQueue<Event>) {
-        let cg = self.tg_cgroup[g];
+        self.move_to_cgroup(t, self.tg_cgroup[g], now, q);
+    }
+
+    fn move_to_cgroup(&mut self, t: TaskId, cg: usize, now: Time, q: &mut EventQueue<Event>) {
         if self.tasks[t].cgroup != cg {
             self.requeue(t, now, q, |k, t| k.tasks[t].cgroup = cg);
         }
+    }
+
+    /// The live thread named `name`.
+    fn task_by_name(&self, name: &str) -> Option<TaskId> {
+        self.tasks
+            .iter()
+            .position(|t| t.name == name && t.state != TaskState::Dead && t.state != TaskState::New)
     }
 
     // ----- administration ---------------------------------------------------------------
@@ -1730,7 +1752,7 @@ impl Kernel {
     /// changed groups are updated at once (`uclamp_update_active_tasks`), and under the
     /// eager strategy RT tasks take a new RT default request. The result (ok or the errno)
     /// is recorded and traced; the run goes on either way.
-    fn admin_write(&mut self, index: usize, now: Time) {
+    fn admin_write(&mut self, index: usize, now: Time, q: &mut EventQueue<Event>) {
         let w = self.variant.timed_writes[index].clone();
         let result = match &w.target {
             AdminTarget::Sysctl(which) => {
@@ -1759,6 +1781,22 @@ impl Kernel {
                     }
                 })
             }
+            AdminTarget::TaskUclamp { task, min } => match self.task_by_name(task) {
+                None => Err(Errno::ESRCH),
+                Some(t) => {
+                    let v = w.value.parse::<i32>().ok();
+                    let (lo, hi) = if *min { (v, None) } else { (None, v) };
+                    self.set_uclamp(t, lo, hi, now, q)
+                }
+            },
+            AdminTarget::TaskCgroup { task } => match self.task_by_name(task) {
+                None => Err(Errno::ESRCH),
+                Some(t) => {
+                    let g = self.cgroups.create(&w.value);
+                    self.move_to_cgroup(t, g, now, q);
+                    Ok(())
+                }
+            },
         };
         let outcome = result.map_or_else(|e| e.name(), |()| "ok");
         self.admin_log.push(AdminRecord {
@@ -1925,7 +1963,7 @@ impl Model for Kernel {
             Event::RtPeriod => self.rt_period(now, q),
             Event::CpufreqWork { policy } => self.cpufreq_work(policy, now, q),
             Event::NohzStats => self.nohz_stats(now, q),
-            Event::AdminWrite { index } => self.admin_write(index, now),
+            Event::AdminWrite { index } => self.admin_write(index, now, q),
             Event::DlReplenish { task, deadline } => {
                 if self.tasks[task].dl.deadline == deadline {
                     self.dl_replenish(task, now);

@@ -59,7 +59,19 @@ pub struct TimedWrite {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AdminTarget {
     Sysctl(Sysctl),
-    Cgroup { path: String, file: String },
+    Cgroup {
+        path: String,
+        file: String,
+    },
+    /// `sched_setattr()` of a thread's uclamp min (`min` true) or max, by thread name.
+    TaskUclamp {
+        task: String,
+        min: bool,
+    },
+    /// Moving a thread to the cgroup at the value's path (`echo PID > cgroup.procs`).
+    TaskCgroup {
+        task: String,
+    },
 }
 
 impl AdminTarget {
@@ -68,6 +80,10 @@ impl AdminTarget {
         match self {
             AdminTarget::Sysctl(s) => s.name().to_string(),
             AdminTarget::Cgroup { path, file } => format!("cgroup.{path}.{file}"),
+            AdminTarget::TaskUclamp { task, min } => {
+                format!("task.{task}.uclamp.{}", if *min { "min" } else { "max" })
+            }
+            AdminTarget::TaskCgroup { task } => format!("task.{task}.cgroup"),
         }
     }
 }
@@ -462,13 +478,54 @@ impl Variant {
             ));
         };
         let key = key.trim();
+        let value = value.trim();
+        if let Some(rest) = key.strip_prefix("task.") {
+            let target = if let Some(task) = rest.strip_suffix(".uclamp.min") {
+                AdminTarget::TaskUclamp {
+                    task: task.into(),
+                    min: true,
+                }
+            } else if let Some(task) = rest.strip_suffix(".uclamp.max") {
+                AdminTarget::TaskUclamp {
+                    task: task.into(),
+                    min: false,
+                }
+            } else if let Some(task) = rest.strip_suffix(".cgroup") {
+                AdminTarget::TaskCgroup { task: task.into() }
+            } else {
+                return Err(InputError::new(
+                    source,
+                    key,
+                    "task.<thread>.uclamp.min, task.<thread>.uclamp.max or task.<thread>.cgroup",
+                    format!("`{key}`"),
+                ));
+            };
+            let valid = match &target {
+                AdminTarget::TaskCgroup { .. } => value.starts_with('/'),
+                _ => value.parse::<i32>().is_ok(),
+            };
+            if !valid {
+                let expected = match target {
+                    AdminTarget::TaskCgroup { .. } => "a cgroup path from /",
+                    _ => "an integer clamp (-1 resets)",
+                };
+                return Err(InputError::new(source, key, expected, format!("`{value}`")));
+            }
+            self.timed_writes.push(TimedWrite {
+                at_ns,
+                target,
+                value: value.to_string(),
+            });
+            return Ok(());
+        }
         let (before_s, before_c) = (self.sysctl_writes.len(), self.cgroup_writes.len());
         let is_admin = Sysctl::from_name(key).is_some() || key.starts_with("cgroup.");
         if !is_admin {
             return Err(InputError::new(
                 source,
                 key,
-                "a kernel.sched_util_clamp_* sysctl or a cgroup.<path>.<file> (other switches are fixed at boot)",
+                "a kernel.sched_util_clamp_* sysctl, a cgroup.<path>.<file> or a task.<thread>.* \
+                 attribute (other switches are fixed at boot)",
                 format!("`{key}`"),
             ));
         }
@@ -488,7 +545,7 @@ impl Variant {
         self.timed_writes.push(TimedWrite {
             at_ns,
             target,
-            value: value.trim().to_string(),
+            value: value.to_string(),
         });
         Ok(())
     }
