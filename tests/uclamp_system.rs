@@ -112,7 +112,6 @@ fn rt_default_raised_mid_run(strategy: &str) -> (Results, String) {
                 "timer": { "ref": "unique", "period": 16000 } },
         "pinned": { "loop": -1, "policy": "SCHED_FIFO", "priority": 50, "util_min": 200, "run": 500,
                 "timer": { "ref": "unique", "period": 16000 } } } }"#;
-    let platform = schedlab::platform::Platform::resolve("sdm845").unwrap();
     let mut variant = schedlab::kernel::Variant::default();
     for s in [
         "kernel.sched_util_clamp_min_rt_default=128",
@@ -127,18 +126,7 @@ fn rt_default_raised_mid_run(strategy: &str) -> (Results, String) {
             "test",
         )
         .unwrap();
-    let r = schedlab::simulate(
-        schedlab::Run {
-            platform,
-            workload: schedlab::workload::parse_workload(json, "t.json").unwrap(),
-            variant,
-            duration_ns: Some(S),
-            seed: 0,
-            reproducible: true,
-        },
-        &out,
-    )
-    .unwrap();
+    let r = run_variant("sdm845", json, S, variant, 0, &out);
     (r, std::fs::read_to_string(trace).unwrap())
 }
 
@@ -292,7 +280,6 @@ fn timed_setattr_and_cgroup_moves_act_on_named_threads() {
     let json = r#"{ "tasks": {
         "ui": { "loop": -1, "cpus": [1], "run": 1000, "timer": { "ref": "unique", "period": 16000 } },
         "bg": { "loop": -1, "cpus": [2], "run": 100000 } } }"#;
-    let platform = schedlab::platform::Platform::resolve("juno-r0").unwrap();
     let mut variant = schedlab::kernel::Variant::default();
     variant
         .set_pair("cgroup./bg.cpu.uclamp.max=40", "test")
@@ -306,18 +293,14 @@ fn timed_setattr_and_cgroup_moves_act_on_named_threads() {
     variant
         .set_at(400 * MS, "task.nobody-7.uclamp.max=100", "test")
         .unwrap();
-    let r = schedlab::simulate(
-        schedlab::Run {
-            platform,
-            workload: schedlab::workload::parse_workload(json, "t.json").unwrap(),
-            variant,
-            duration_ns: Some(2 * S),
-            seed: 0,
-            reproducible: true,
-        },
+    let r = run_variant(
+        "juno-r0",
+        json,
+        2 * S,
+        variant,
+        0,
         &schedlab::Outputs::default(),
-    )
-    .unwrap();
+    );
     let results: Vec<&str> = r.admin_writes.iter().map(|w| w.result).collect();
     assert_eq!(results, ["ok", "ok", "ESRCH"]);
     assert_eq!(task(&r, "ui-0").uclamp_min, 1024);

@@ -21,15 +21,27 @@ pub fn run_full(
     seed: u64,
     out: &Outputs,
 ) -> Results {
-    let platform = Platform::resolve(platform).expect("platform");
-    let workload = parse_workload(json, "test.json").expect("workload parses");
     let mut variant = Variant::default();
-    if let Some(hz) = platform.hz {
+    if let Some(hz) = Platform::resolve(platform).expect("platform").hz {
         variant.hz = hz;
     }
     for s in sets {
         variant.set_pair(s, "test").expect("valid switch");
     }
+    run_variant(platform, json, duration_ns, variant, seed, out)
+}
+
+/// Simulate with a prepared variant (e.g. one with timed writes).
+pub fn run_variant(
+    platform: &str,
+    json: &str,
+    duration_ns: u64,
+    variant: Variant,
+    seed: u64,
+    out: &Outputs,
+) -> Results {
+    let platform = Platform::resolve(platform).expect("platform");
+    let workload = parse_workload(json, "test.json").expect("workload parses");
     simulate(
         Run {
             platform,
