@@ -5,7 +5,7 @@ use super::{cluster_energy_mj, cpu_energy_mj, LatencySummary};
 use crate::kernel::core::AdminRecord;
 use crate::kernel::cpuidle::Residency;
 use crate::kernel::sched::{TaskState, ThreadCounts};
-use crate::kernel::uclamp::UclampOps;
+use crate::kernel::uclamp::{Sysctl, UclampOps};
 use crate::kernel::Kernel;
 use crate::platform::{IdleState, Opp};
 use crate::workload::gen::Generator;
@@ -41,6 +41,8 @@ pub struct TaskResult {
     /// Effective uclamp values at the end (`uclamp_eff_value`).
     pub uclamp_min: u32,
     pub uclamp_max: u32,
+    /// The requests as `sched_getattr` returns them (`sched_util_min`, `sched_util_max`).
+    pub uclamp_request: [u32; 2],
     /// rt-app's util_min/util_max requests the kernel refused, and the last errno.
     pub setattr_errors: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -123,6 +125,8 @@ pub struct Results {
     /// key debate of seeds 000/001 is about, and whether the key is on at the end.
     pub uclamp_ops: UclampOps,
     pub uclamp_static_key_on: bool,
+    /// The uclamp sysctls as they read at the end.
+    pub sysctls: BTreeMap<&'static str, u32>,
     /// The timed sysctl/cgroup writes and their results.
     pub admin_writes: Vec<AdminRecord>,
     /// Task groups with their `cpu.uclamp.*` files as they read and their effective clamps.
@@ -168,6 +172,7 @@ impl Results {
                     .filter(|(_, &ns)| ns > 0)
                     .map(|(c, &ns)| (c.to_string(), ns))
                     .collect(),
+                uclamp_request: [t.uclamp.req[0].value, t.uclamp.req[1].value],
                 uclamp_min: k.uclamp_eff_now(id).0,
                 uclamp_max: k.uclamp_eff_now(id).1,
                 setattr_errors: t.setattr_errors,
@@ -269,6 +274,13 @@ impl Results {
             workload_metrics,
             uclamp_ops,
             uclamp_static_key_on: k.uclamp.used,
+            sysctls: [
+                (Sysctl::Min.name(), k.uclamp.util_min),
+                (Sysctl::Max.name(), k.uclamp.util_max),
+                (Sysctl::MinRtDefault.name(), k.uclamp.util_min_rt_default),
+            ]
+            .into_iter()
+            .collect(),
             admin_writes: k.admin_log.clone(),
             cgroups,
             sim_events,
