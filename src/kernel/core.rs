@@ -12,19 +12,16 @@ use super::cpufreq::{uclamp_rq_util_with, CpuUtil, Cpufreq, Env, Policies};
 use super::cpuidle::Residency;
 use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
-use super::futex::{Barrier, Cond, Futexes, Mutex, Outcome};
+use super::futex::{Barrier, Cond, Futexes, Mutex};
 use super::pelt::{self, PeltClock, SchedAvg};
 use super::rt::{RtBandwidth, RtRq};
 use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
 use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
 use super::uclamp::{
-    apply_setattr_uclamp, eff_value, rt_task_fits_capacity, setattr_syscall_checks,
-    sync_rt_default, uclamp_fork, uclamp_post_fork, validate_setattr, ClampId, Errno, RqUclamp,
-    SchedAttr, SetattrConfig, SetattrTask, TaskCtx, TaskUclamp, UclampConfig, UclampSys,
-    SCHED_ATTR_SIZE_VER1, SCHED_BATCH, SCHED_DEADLINE, SCHED_FIFO, SCHED_FLAG_KEEP_ALL,
-    SCHED_FLAG_UTIL_CLAMP_MAX, SCHED_FLAG_UTIL_CLAMP_MIN, SCHED_IDLE, SCHED_NORMAL, SCHED_RR,
+    eff_value, rt_task_fits_capacity, uclamp_fork, uclamp_post_fork, ClampId, RqUclamp, TaskCtx,
+    TaskUclamp, UclampConfig, UclampSys,
 };
-use super::variant::{AdminTarget, UpdateSites, Variant};
+use super::variant::{UpdateSites, Variant};
 use crate::error::InputError;
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Model, SimRng, Time};
@@ -32,9 +29,7 @@ use crate::trace::{
     EventSelection, Observer, PeltFields, RtappLogs, TaskRef, TraceEvent, UclampFields, IDLE_COMM,
     PWR_EVENT_EXIT,
 };
-use crate::workload::{
-    CpuSet, LoopRecord, Policy, SchedParams, Syscall, Thread, UserCtx, UserSpace, Workload,
-};
+use crate::workload::{CpuSet, LoopRecord, Policy, SchedParams, Thread, UserSpace, Workload};
 
 /// The engine's events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,8 +95,8 @@ pub struct KernelOutputs {
 pub struct Kernel {
     pub platform: Platform,
     pub variant: Variant,
-    workload: Workload,
-    user: UserSpace,
+    pub(super) workload: Workload,
+    pub(super) user: UserSpace,
     pub tasks: Vec<Task>,
     pub rqs: Vec<Rq>,
     pub domains: Vec<Domain>,
@@ -112,29 +107,29 @@ pub struct Kernel {
     /// The cgroup v2 cpu controller's task groups.
     pub cgroups: Cgroups,
     /// The cgroup of each of the workload's `taskgroup` paths.
-    tg_cgroup: Vec<usize>,
-    nohz_stats_armed: bool,
+    pub(super) tg_cgroup: Vec<usize>,
+    pub(super) nohz_stats_armed: bool,
     /// The run's randomness (thread start times, I/O service times).
-    rng: SimRng,
-    futex: Futexes,
-    rt_bw: RtBandwidth,
-    rt_period_armed: bool,
-    next_pid: u32,
+    pub(super) rng: SimRng,
+    pub(super) futex: Futexes,
+    pub(super) rt_bw: RtBandwidth,
+    pub(super) rt_period_armed: bool,
+    pub(super) next_pid: u32,
     /// Capacity of the calibration CPU at its highest OPP (work of `run` events).
-    run_capacity: u64,
-    observer: Option<Box<dyn Observer>>,
-    rtapp_logs: Option<RtappLogs>,
+    pub(super) run_capacity: u64,
+    pub(super) observer: Option<Box<dyn Observer>>,
+    pub(super) rtapp_logs: Option<RtappLogs>,
     /// Load-tracking events the observer wants.
     pub(super) events: EventSelection,
     /// Results of the timed sysctl/cgroup writes, in order.
     pub admin_log: Vec<AdminRecord>,
     /// Slots of exited forked threads, reused by new ones: a fork loop's memory stays flat.
-    free_tasks: Vec<TaskId>,
+    pub(super) free_tasks: Vec<TaskId>,
     /// What exited forked threads did, per workload task.
     pub exited_forks: Vec<ExitedForks>,
     /// Scratch lists reused to avoid allocating per event.
-    wake_scratch: Vec<TaskId>,
-    log_scratch: Vec<LoopRecord>,
+    pub(super) wake_scratch: Vec<TaskId>,
+    pub(super) log_scratch: Vec<LoopRecord>,
 }
 
 impl Kernel {
@@ -340,7 +335,7 @@ impl Kernel {
     }
 
     /// Emit an event about task `t` (the event borrows its name).
-    fn emit_task<F>(&mut self, ts: Time, cpu: usize, t: TaskId, make: F)
+    pub(super) fn emit_task<F>(&mut self, ts: Time, cpu: usize, t: TaskId, make: F)
     where
         F: for<'a> FnOnce(TaskRef<'a>) -> TraceEvent<'a>,
     {
@@ -356,7 +351,7 @@ impl Kernel {
     /// named and numbered as rt-app names its threads. A forked thread starts with its
     /// parent's affinity (pthread_create inherits it); the thread's program then applies
     /// its own scheduling attributes.
-    fn create_task(&mut self, spec: usize, parent: Option<TaskId>) -> TaskId {
+    pub(super) fn create_task(&mut self, spec: usize, parent: Option<TaskId>) -> TaskId {
         let (index, name) = self
             .user
             .name_thread(&self.workload, spec, parent.is_some());
@@ -427,12 +422,12 @@ impl Kernel {
         id
     }
 
-    fn rr_timeslice_ticks(&self) -> u64 {
+    pub(super) fn rr_timeslice_ticks(&self) -> u64 {
         (self.variant.sched_rr_timeslice_ms * self.variant.hz as u64 / 1000).max(1)
     }
 
     /// `wake_up_new_task()`: fork balancing, first enqueue, preemption check.
-    fn wake_up_new_task(
+    pub(super) fn wake_up_new_task(
         &mut self,
         t: TaskId,
         parent: Option<TaskId>,
@@ -460,7 +455,13 @@ impl Kernel {
     }
 
     /// `kernel_clone()` from a running thread.
-    fn do_fork(&mut self, parent: TaskId, spec: usize, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn do_fork(
+        &mut self,
+        parent: TaskId,
+        spec: usize,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
         let child = self.create_task(spec, Some(parent));
         self.tasks[parent].stats.forks += 1;
         let pcpu = self.tasks[parent].cpu;
@@ -476,7 +477,7 @@ impl Kernel {
     }
 
     /// `do_exit()` of the running task `t`.
-    fn do_exit(&mut self, t: TaskId, now: Time) {
+    pub(super) fn do_exit(&mut self, t: TaskId, now: Time) {
         let cpu = self.tasks[t].cpu;
         self.emit_task(now, cpu, t, |p| TraceEvent::SchedProcessExit { p });
         self.tasks[t].state = TaskState::Dead;
@@ -488,7 +489,7 @@ impl Kernel {
     }
 
     /// An exited forked thread's numbers join its task's totals and its slot is freed.
-    fn reap_forked(&mut self, t: TaskId) {
+    pub(super) fn reap_forked(&mut self, t: TaskId) {
         let task = &mut self.tasks[t];
         let spec = task.spec;
         if self.exited_forks.len() <= spec {
@@ -512,7 +513,7 @@ impl Kernel {
 
     /// `enqueue_task()` of the task's class, plus `rq->nr_running`, with the cpufreq hooks of
     /// the enqueue paths.
-    fn enqueue_task(
+    pub(super) fn enqueue_task(
         &mut self,
         t: TaskId,
         cpu: usize,
@@ -577,7 +578,7 @@ impl Kernel {
     }
 
     /// `dequeue_task()`, with the cpufreq hooks of the dequeue paths.
-    fn dequeue_task(
+    pub(super) fn dequeue_task(
         &mut self,
         t: TaskId,
         cpu: usize,
@@ -624,7 +625,7 @@ impl Kernel {
     }
 
     /// LISA's load-tracking events after a fair task's PELT update on `cpu`.
-    fn trace_pelt(&mut self, cpu: usize, t: TaskId, dequeued_sleeping: bool, now: Time) {
+    pub(super) fn trace_pelt(&mut self, cpu: usize, t: TaskId, dequeued_sleeping: bool, now: Time) {
         let sel = self.events;
         if !sel.any_pelt() {
             return;
@@ -724,7 +725,7 @@ impl Kernel {
 
     /// Whether `uclamp_rq_inc/dec` run for `t`: the static key is on (or uclamp is always
     /// active) and the class has `uclamp_enabled` (fair and RT).
-    fn uclamp_enabled(&self, t: TaskId) -> bool {
+    pub(super) fn uclamp_enabled(&self, t: TaskId) -> bool {
         self.variant.uclamp_task && self.uclamp.active() && self.tasks[t].class() != Class::Dl
     }
 
@@ -767,7 +768,7 @@ impl Kernel {
 
     /// `cfs_rq_util_change()`: under the v6.1 call sites, a change of the root cfs_rq's
     /// PELT signals (decay, attach, detach) calls `cpufreq_update_util()`.
-    fn fair_util_change(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn fair_util_change(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         if self.fair.take_util_change(cpu) && self.variant.cpufreq_update_sites == UpdateSites::V61
         {
             self.cpufreq_update_util(cpu, 0, now, q);
@@ -775,7 +776,7 @@ impl Kernel {
     }
 
     /// `set_task_cpu()` for a task that is not queued.
-    fn set_task_cpu(&mut self, t: TaskId, dest: usize, now: Time, trace_cpu: usize) {
+    pub(super) fn set_task_cpu(&mut self, t: TaskId, dest: usize, now: Time, trace_cpu: usize) {
         let orig = self.tasks[t].cpu;
         if orig == dest {
             return;
@@ -791,7 +792,13 @@ impl Kernel {
     }
 
     /// Move a queued, not running task to another CPU (`move_queued_task`).
-    fn move_queued_task(&mut self, t: TaskId, dest: usize, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn move_queued_task(
+        &mut self,
+        t: TaskId,
+        dest: usize,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
         let src = self.tasks[t].cpu;
         let migrating = QueueFlags {
             migrating: true,
@@ -803,12 +810,12 @@ impl Kernel {
         self.check_preempt_curr(dest, t, false, now);
     }
 
-    fn resched_curr(&mut self, cpu: usize) {
+    pub(super) fn resched_curr(&mut self, cpu: usize) {
         self.rqs[cpu].need_resched = true;
     }
 
     /// `check_preempt_curr()`: does the newly queued `t` preempt what `cpu` runs?
-    fn check_preempt_curr(&mut self, cpu: usize, t: TaskId, fork: bool, now: Time) {
+    pub(super) fn check_preempt_curr(&mut self, cpu: usize, t: TaskId, fork: bool, now: Time) {
         let Some(c) = self.rqs[cpu].curr else {
             self.resched_curr(cpu);
             return;
@@ -866,7 +873,7 @@ impl Kernel {
     }
 
     /// `update_rt_rq_load_avg()` / `update_dl_rq_load_avg()` with `running` the class's.
-    fn update_rt_dl_load_avg(&mut self, cpu: usize, running: Option<Class>) {
+    pub(super) fn update_rt_dl_load_avg(&mut self, cpu: usize, running: Option<Class>) {
         let rq = &mut self.rqs[cpu];
         let now = rq.pelt.now();
         pelt::update_rt_rq(&mut rq.avg_rt, now, running == Some(Class::Rt));
@@ -875,7 +882,7 @@ impl Kernel {
 
     /// `update_blocked_averages()`: age a CPU's signals that nothing else updates (its
     /// cfs_rq while no fair task runs, its RT/DL signals); schedutil hears of a decay.
-    fn update_blocked_averages(&mut self, cpu: usize, now: Time) {
+    pub(super) fn update_blocked_averages(&mut self, cpu: usize, now: Time) {
         self.update_rq_clock(cpu, now);
         let running = self.rqs[cpu].curr.map(|t| self.tasks[t].class());
         let rq = &mut self.rqs[cpu];
@@ -889,7 +896,7 @@ impl Kernel {
     }
 
     /// Whether a CPU still has PELT signals to decay (`cfs_rq_has_blocked`, `others_have_blocked`).
-    fn has_blocked(&self, cpu: usize) -> bool {
+    pub(super) fn has_blocked(&self, cpu: usize) -> bool {
         let a = &self.fair.rqs[cpu].avg;
         let rq = &self.rqs[cpu];
         a.load_avg != 0 || a.util_avg != 0 || rq.avg_rt.util_avg != 0 || rq.avg_dl.util_avg != 0
@@ -897,7 +904,7 @@ impl Kernel {
 
     /// Charge the running task for the time since `exec_start` (`update_curr` of every
     /// class): runtime statistics, RT bandwidth, deadline runtime, CFS vruntime.
-    fn update_curr(&mut self, cpu: usize, now: Time) {
+    pub(super) fn update_curr(&mut self, cpu: usize, now: Time) {
         let Some(t) = self.rqs[cpu].curr else { return };
         let rq = &mut self.rqs[cpu];
         let delta = now.saturating_sub(rq.exec_start);
@@ -961,7 +968,7 @@ impl Kernel {
     }
 
     /// The CPU turns busy or idle: its residency, and its cluster's.
-    fn set_cpu_busy(&mut self, cpu: usize, busy: bool, now: Time) {
+    pub(super) fn set_cpu_busy(&mut self, cpu: usize, busy: bool, now: Time) {
         let c = &self.platform.cpus[cpu];
         self.rqs[cpu].res.set_busy(now, busy, &c.idle_states);
         let d = &mut self.domains[c.freq_domain];
@@ -977,14 +984,14 @@ impl Kernel {
     // ----- wakeup and placement ---------------------------------------------------------
 
     /// `available_idle_cpu()`.
-    fn cpu_idle(&self, cpu: usize) -> bool {
+    pub(super) fn cpu_idle(&self, cpu: usize) -> bool {
         self.rqs[cpu].curr.is_none() && self.rqs[cpu].nr_running == 0
     }
 
     /// `select_task_rq()`: RT tasks go through `select_task_rq_rt`; the others, for now, to
     /// the previous CPU if idle, else the lowest-numbered idle CPU they may use, else the
     /// previous CPU (or the first allowed one).
-    fn select_task_rq(&mut self, t: TaskId, prev: usize, _fork: bool) -> usize {
+    pub(super) fn select_task_rq(&mut self, t: TaskId, prev: usize, _fork: bool) -> usize {
         if self.tasks[t].class() == Class::Rt {
             return self.select_task_rq_rt(t, prev);
         }
@@ -1005,14 +1012,14 @@ impl Kernel {
 
     /// `rt_task_fits_capacity()`: on asymmetric systems a CPU fits an RT task when its
     /// capacity covers the task's effective uclamp min (capped by its max).
-    fn rt_fits(&self, cpu: usize, clamp: (u32, u32)) -> bool {
+    pub(super) fn rt_fits(&self, cpu: usize, clamp: (u32, u32)) -> bool {
         !self.platform.is_asymmetric()
             || rt_task_fits_capacity(clamp.0, clamp.1, self.platform.cpus[cpu].capacity_orig)
     }
 
     /// The `cpupri` level of a CPU: 0 for a CPU running fair tasks or nothing, 1..=99 for
     /// the highest RT priority queued, 100 with a deadline task.
-    fn cpupri(&self, cpu: usize) -> u32 {
+    pub(super) fn cpupri(&self, cpu: usize) -> u32 {
         let rq = &self.rqs[cpu];
         if rq.dl.nr_running() > 0 {
             100
@@ -1023,7 +1030,7 @@ impl Kernel {
 
     /// `select_task_rq_rt()`: stay unless the CPU runs an RT task of higher or equal
     /// priority or does not fit the task; then `find_lowest_rq()`.
-    fn select_task_rq_rt(&mut self, t: TaskId, prev: usize) -> usize {
+    pub(super) fn select_task_rq_rt(&mut self, t: TaskId, prev: usize) -> usize {
         let clamp = self.uclamp_eff(t);
         let prio = self.tasks[t].prio();
         let curr_blocks = self.rqs[prev].curr.is_some_and(|c| {
@@ -1054,7 +1061,12 @@ impl Kernel {
     /// `find_lowest_rq()` over `cpupri_find_fitness()`: the CPUs of the lowest priority level
     /// below the task's that it may use and that fit it (any of that level if none fits);
     /// prefer the task's CPU, then the lowest-numbered one.
-    fn find_lowest_rq(&self, t: TaskId, prev: usize, clamp: (u32, u32)) -> Option<usize> {
+    pub(super) fn find_lowest_rq(
+        &self,
+        t: TaskId,
+        prev: usize,
+        clamp: (u32, u32),
+    ) -> Option<usize> {
         let allowed = self.tasks[t].cpus_allowed;
         let task_pri = 99 - self.tasks[t].prio().clamp(0, 99) as u32;
         let n = self.platform.nr_cpus();
@@ -1082,7 +1094,7 @@ impl Kernel {
     }
 
     /// `try_to_wake_up()`. `waker_cpu` is where the wakeup is issued (for the trace).
-    fn try_to_wake_up(
+    pub(super) fn try_to_wake_up(
         &mut self,
         t: TaskId,
         waker_cpu: usize,
@@ -1147,7 +1159,7 @@ impl Kernel {
 
     /// `put_prev_task()` + `pick_next_task()` + `set_next_task()`, with the PELT updates of
     /// the RT/DL classes and the idle path.
-    fn pick_next_task(
+    pub(super) fn pick_next_task(
         &mut self,
         cpu: usize,
         prev: Option<TaskId>,
@@ -1196,7 +1208,12 @@ impl Kernel {
     /// Newly-idle balance, simplified: pull the best waiting task this CPU may run from the
     /// busiest runqueue (RT and deadline tasks first, as `pull_rt_task` would, then the
     /// fair task last in its timeline, as `detach_tasks` walks from the tail).
-    fn idle_balance(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) -> bool {
+    pub(super) fn idle_balance(
+        &mut self,
+        cpu: usize,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) -> bool {
         let n = self.platform.nr_cpus();
         let busiest = (0..n)
             .filter(|&c| c != cpu && self.rqs[c].nr_running >= 2)
@@ -1226,7 +1243,7 @@ impl Kernel {
     }
 
     /// `__schedule()` on `cpu`.
-    fn schedule(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn schedule(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         self.account_progress(cpu, now);
         self.update_rq_clock(cpu, now);
         self.update_curr(cpu, now);
@@ -1273,7 +1290,7 @@ impl Kernel {
         self.update_tick(cpu, now, q);
     }
 
-    fn context_switch(
+    pub(super) fn context_switch(
         &mut self,
         cpu: usize,
         prev: Option<TaskId>,
@@ -1356,7 +1373,7 @@ impl Kernel {
 
     /// Start the tick when a CPU gets busy, stop it when it goes idle (NO_HZ_IDLE). Ticks
     /// stay on the global jiffy grid.
-    fn update_tick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn update_tick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         let rq = &mut self.rqs[cpu];
         match (rq.curr.is_some(), rq.tick_on) {
             (true, false) => {
@@ -1381,7 +1398,7 @@ impl Kernel {
 
     /// `scheduler_tick()`, with the periodic `update_blocked_averages` of the load-balance
     /// softirq.
-    fn scheduler_tick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn scheduler_tick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         self.account_progress(cpu, now);
         self.update_rq_clock(cpu, now);
         self.update_curr(cpu, now);
@@ -1413,7 +1430,7 @@ impl Kernel {
     }
 
     /// `task_tick_rt()`: only SCHED_RR has a slice, and it rotates only among peers.
-    fn task_tick_rt(&mut self, t: TaskId, cpu: usize) {
+    pub(super) fn task_tick_rt(&mut self, t: TaskId, cpu: usize) {
         let slice = self.rr_timeslice_ticks();
         let task = &mut self.tasks[t];
         if task.policy != Policy::Rr {
@@ -1433,7 +1450,7 @@ impl Kernel {
 
     /// `update_blocked_averages()` ends in `cpufreq_update_util()` when a signal decayed,
     /// under either call-site variant (it does not go through `cfs_rq_util_change`).
-    fn fair_util_kick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn fair_util_kick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         if self.fair.take_util_change(cpu) {
             self.cpufreq_update_util(cpu, 0, now, q);
         }
@@ -1441,7 +1458,7 @@ impl Kernel {
 
     /// The nohz idle balancer's blocked-load update (`NOHZ_STATS_KICK`): every
     /// `LOAD_AVG_PERIOD` ms while some idle CPU still has PELT signals to decay.
-    fn nohz_stats(&mut self, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn nohz_stats(&mut self, now: Time, q: &mut EventQueue<Event>) {
         let mut pending = false;
         for cpu in 0..self.rqs.len() {
             if self.rqs[cpu].curr.is_none() && self.has_blocked(cpu) {
@@ -1457,385 +1474,17 @@ impl Kernel {
     }
 
     /// A CPU went idle: make sure its blocked signals will decay.
-    fn arm_nohz_stats(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn arm_nohz_stats(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         if !self.nohz_stats_armed && self.has_blocked(cpu) {
             self.nohz_stats_armed = true;
             q.schedule(now + BLOCKED_UPDATE_PERIOD_NS, Event::NohzStats);
         }
     }
 
-    // ----- system calls -----------------------------------------------------------------
-
-    /// The running task `t` finished its previous request: run its thread until it asks for
-    /// something that takes time or blocks.
-    fn run_thread(&mut self, t: TaskId, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
-        let cost = self.variant.cost_syscall_ns * SCHED_CAPACITY_SCALE as u64;
-        let task = &mut self.tasks[t];
-        let mut ctx = UserCtx {
-            now,
-            cputime_ns: task.sum_exec_runtime,
-            user: &mut self.user,
-        };
-        let call = task.thread.step(&mut ctx);
-        if let Some(logs) = self.rtapp_logs.as_mut() {
-            task.thread.drain_log(&mut self.log_scratch);
-            logs.write(t, &task.name, &self.log_scratch);
-            self.log_scratch.clear();
-        }
-        // Requests that complete at once still take CPU time: a system call's cost.
-        let mut activity = Activity::Work(cost);
-        match call {
-            Syscall::Run { work } if work > 0 => activity = Activity::Work(work),
-            Syscall::RunUntil { until } if until > now => activity = Activity::Until(until),
-            Syscall::Run { .. } | Syscall::RunUntil { .. } => {}
-            Syscall::SleepUntil { until } => {
-                if until > now {
-                    self.sleep(t, TaskState::Interruptible, until, q);
-                    return;
-                }
-            }
-            Syscall::Io { service_ns } => {
-                self.tasks[t].in_iowait = true;
-                let service = self.rng.jitter(service_ns, self.variant.io_jitter_pct);
-                self.sleep(t, TaskState::Uninterruptible, now + service, q);
-                return;
-            }
-            Syscall::MutexLock(m) => {
-                if self.futex.lock(m, t) == Outcome::Block {
-                    self.block(t);
-                    return;
-                }
-            }
-            Syscall::MutexUnlock(m) => {
-                if let Some(w) = self.futex.unlock(m, t) {
-                    self.try_to_wake_up(w, cpu, now, q);
-                }
-            }
-            Syscall::CondWait { cond, mutex } => {
-                if let Some(w) = self.futex.cond_wait(cond, mutex, t) {
-                    self.try_to_wake_up(w, cpu, now, q);
-                }
-                self.block(t);
-                return;
-            }
-            Syscall::CondSignal(c) | Syscall::CondBroadcast(c) => {
-                let mut wake = std::mem::take(&mut self.wake_scratch);
-                self.futex
-                    .cond_wake(c, matches!(call, Syscall::CondBroadcast(_)), &mut wake);
-                for w in wake.drain(..) {
-                    self.try_to_wake_up(w, cpu, now, q);
-                }
-                self.wake_scratch = wake;
-            }
-            Syscall::Barrier(b) => {
-                let mut wake = std::mem::take(&mut self.wake_scratch);
-                let outcome = self.futex.barrier(b, t, &mut wake);
-                for w in wake.drain(..) {
-                    self.try_to_wake_up(w, cpu, now, q);
-                }
-                self.wake_scratch = wake;
-                if outcome == Outcome::Block {
-                    self.block(t);
-                    return;
-                }
-            }
-            Syscall::Yield => self.sched_yield(t, cpu, now),
-            Syscall::Fork { task: spec } => self.do_fork(t, spec, now, q),
-            Syscall::SetAffinity(mask) => self.set_cpus_allowed(t, mask),
-            Syscall::SetScheduler(params) => self.setscheduler(t, params, now, q),
-            Syscall::SetUclamp { min, max } => {
-                // A refusal is counted on the task (rt-app logs it and goes on).
-                let _ = self.set_uclamp(t, min, max, now, q);
-            }
-            Syscall::SetTaskgroup(g) => self.move_to_taskgroup(t, g, now, q),
-            Syscall::Exit => {
-                self.do_exit(t, now);
-                return;
-            }
-        }
-        self.tasks[t].activity = activity;
-        self.arm_work(cpu, now, q);
-    }
-
-    /// The running task sleeps until `until` (a timer or an I/O completion wakes it).
-    fn sleep(&mut self, t: TaskId, state: TaskState, until: Time, q: &mut EventQueue<Event>) {
-        self.block(t);
-        let task = &mut self.tasks[t];
-        task.state = state;
-        q.schedule(
-            until,
-            Event::Wake {
-                task: t,
-                gen: task.wake_gen,
-            },
-        );
-    }
-
-    /// The running task blocks (`schedule()` will dequeue it).
-    fn block(&mut self, t: TaskId) {
-        let task = &mut self.tasks[t];
-        task.state = TaskState::Interruptible;
-        task.activity = Activity::Next;
-        let cpu = task.cpu;
-        self.rqs[cpu].work_gen += 1;
-        self.resched_curr(cpu);
-    }
-
-    /// `sched_yield()`.
-    fn sched_yield(&mut self, t: TaskId, cpu: usize, now: Time) {
-        match self.tasks[t].class() {
-            Class::Fair => self.fair.yield_task(cpu, self.tasks[t].se, now),
-            Class::Rt => {
-                let prio = self.tasks[t].prio() as usize;
-                self.rqs[cpu].rt.requeue_tail(t, prio);
-            }
-            Class::Dl => {}
-        }
-        self.resched_curr(cpu);
-    }
-
-    /// `sched_setaffinity()` of the running task.
-    fn set_cpus_allowed(&mut self, t: TaskId, mask: CpuSet) {
-        let valid = CpuSet(mask.0 & CpuSet::all(self.platform.nr_cpus()).0);
-        if valid.is_empty() {
-            // EINVAL: the mask has no online CPU; nothing changes.
-            return;
-        }
-        let task = &mut self.tasks[t];
-        task.cpus_allowed = valid;
-        if !valid.contains(task.cpu) {
-            task.migrate_pending = true;
-            let cpu = task.cpu;
-            self.resched_curr(cpu);
-        }
-    }
-
-    /// `__sched_setscheduler()` of the running task: requeue under the new class/priority.
-    fn setscheduler(
-        &mut self,
-        t: TaskId,
-        params: SchedParams,
-        now: Time,
-        q: &mut EventQueue<Event>,
-    ) {
-        let (nice, rt_priority) = split_priority(params);
-        let task = &self.tasks[t];
-        if task.policy == params.policy && task.nice == nice && task.rt_priority == rt_priority {
-            return;
-        }
-        self.requeue(t, now, q, |k, t| {
-            let idle = params.policy == Policy::Idle;
-            let task = &mut k.tasks[t];
-            task.policy = params.policy;
-            task.nice = nice;
-            task.rt_priority = rt_priority;
-            task.dl = dl_entity(params);
-            k.fair
-                .reweight(task.se, LoadWeight::for_nice(nice, idle), idle);
-        });
-    }
-
-    /// Change a queued task's scheduling attributes the way `__sched_setscheduler` and
-    /// `sched_move_task` do: dequeue (and put_prev if running), change, enqueue (and
-    /// set_next), then let `schedule()` pick again.
-    fn requeue(
-        &mut self,
-        t: TaskId,
-        now: Time,
-        q: &mut EventQueue<Event>,
-        change: impl FnOnce(&mut Kernel, TaskId),
-    ) {
-        if !self.tasks[t].on_rq {
-            // A sleeping task is simply changed; its next enqueue sees the change.
-            change(self, t);
-            return;
-        }
-        let cpu = self.tasks[t].cpu;
-        self.update_curr(cpu, now);
-        let running = self.rqs[cpu].curr == Some(t);
-        if running && self.tasks[t].class() == Class::Fair {
-            self.fair.put_prev_entity(cpu, self.tasks[t].se, now);
-        }
-        self.dequeue_task(t, cpu, QueueFlags::default(), now, q);
-        change(self, t);
-        self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
-        if running && self.tasks[t].class() == Class::Fair {
-            self.fair.set_next_entity(cpu, self.tasks[t].se, now);
-        }
-        // check_class_changed()/prio_changed(): let schedule() pick again.
-        self.resched_curr(cpu);
-    }
-
-    /// rt-app's `util_min`/`util_max`: `sched_setattr()` with SCHED_FLAG_KEEP_ALL and the
-    /// clamp flags of the values given (-1 resets). A refused call is counted with its errno.
-    fn set_uclamp(
-        &mut self,
-        t: TaskId,
-        min: Option<i32>,
-        max: Option<i32>,
-        now: Time,
-        q: &mut EventQueue<Event>,
-    ) -> Result<(), Errno> {
-        let mut flags = SCHED_FLAG_KEEP_ALL;
-        if min.is_some() {
-            flags |= SCHED_FLAG_UTIL_CLAMP_MIN;
-        }
-        if max.is_some() {
-            flags |= SCHED_FLAG_UTIL_CLAMP_MAX;
-        }
-        let attr = SchedAttr {
-            size: SCHED_ATTR_SIZE_VER1,
-            flags,
-            util_min: min.unwrap_or(0),
-            util_max: max.unwrap_or(0),
-            ..SchedAttr::default()
-        };
-        let config = SetattrConfig {
-            uclamp_task: self.variant.uclamp_task,
-            latency_nice: false,
-        };
-        let task = &self.tasks[t];
-        let checked =
-            setattr_syscall_checks(task.pid as i32, 0, &attr, config).and_then(|mut attr| {
-                // SCHED_FLAG_KEEP_PARAMS: the task's own parameters (get_params()).
-                attr.nice = task.nice;
-                attr.priority = task.rt_priority;
-                attr.runtime = task.dl.dl_runtime;
-                attr.deadline = task.dl.dl_deadline;
-                attr.period = task.dl.dl_period;
-                let target = SetattrTask {
-                    policy: policy_number(task.policy),
-                    reset_on_fork: false,
-                    uclamp: &task.uclamp,
-                };
-                validate_setattr(&attr, target, config, &mut self.uclamp)
-            });
-        match checked {
-            Ok(attr) => {
-                self.requeue(t, now, q, |k, t| {
-                    let is_rt = k.tasks[t].class() != Class::Fair;
-                    apply_setattr_uclamp(&mut k.tasks[t].uclamp, &attr, &k.uclamp, is_rt);
-                });
-                Ok(())
-            }
-            Err(e) => {
-                let task = &mut self.tasks[t];
-                task.setattr_errors += 1;
-                task.last_setattr_errno = Some(e.name());
-                Err(e)
-            }
-        }
-    }
-
-    /// `sched_move_task()`: the running task joins the cgroup of the workload's taskgroup `g`.
-    fn move_to_taskgroup(&mut self, t: TaskId, g: usize, now: Time, q: &mut EventQueue<Event>) {
-        self.move_to_cgroup(t, self.tg_cgroup[g], now, q);
-    }
-
-    fn move_to_cgroup(&mut self, t: TaskId, cg: usize, now: Time, q: &mut EventQueue<Event>) {
-        if self.tasks[t].cgroup != cg {
-            self.requeue(t, now, q, |k, t| k.tasks[t].cgroup = cg);
-        }
-    }
-
-    /// The live thread named `name`.
-    fn task_by_name(&self, name: &str) -> Option<TaskId> {
-        self.tasks
-            .iter()
-            .position(|t| t.name == name && t.state != TaskState::Dead && t.state != TaskState::New)
-    }
-
-    // ----- administration ---------------------------------------------------------------
-
-    /// A timed write to a uclamp sysctl or a cgroup file, with the kernel's effects: the
-    /// root group follows the sysctls, groups pass their clamps down, the running tasks of
-    /// changed groups are updated at once (`uclamp_update_active_tasks`), and under the
-    /// eager strategy RT tasks take a new RT default request. The result (ok or the errno)
-    /// is recorded and traced; the run goes on either way.
-    fn admin_write(&mut self, index: usize, now: Time, q: &mut EventQueue<Event>) {
-        let w = self.variant.timed_writes[index].clone();
-        let result = match &w.target {
-            AdminTarget::Sysctl(which) => {
-                let value = w.value.parse::<i64>().unwrap_or(i64::MIN);
-                self.uclamp.write_sysctl(*which, value).map(|effect| {
-                    if effect.update_root_tg {
-                        self.cgroups
-                            .set_root([self.uclamp.util_min, self.uclamp.util_max]);
-                        self.update_active_tasks(ROOT);
-                    }
-                    if effect.sync_rt_tasks {
-                        for t in &mut self.tasks {
-                            let is_rt = t.class() != Class::Fair;
-                            sync_rt_default(&mut t.uclamp, &self.uclamp, is_rt);
-                        }
-                    }
-                })
-            }
-            AdminTarget::Cgroup { path, file } => {
-                let g = self.cgroups.create(path);
-                let id = usize::from(file == "cpu.uclamp.max");
-                self.cgroups.write_uclamp(g, id, &w.value).map(|()| {
-                    if self.variant.uclamp_task_group {
-                        self.uclamp.enable_static_key();
-                        self.update_active_tasks(g);
-                    }
-                })
-            }
-            AdminTarget::TaskUclamp { task, min } => match self.task_by_name(task) {
-                None => Err(Errno::ESRCH),
-                Some(t) => {
-                    let v = w.value.parse::<i32>().ok();
-                    let (lo, hi) = if *min { (v, None) } else { (None, v) };
-                    self.set_uclamp(t, lo, hi, now, q)
-                }
-            },
-            AdminTarget::TaskCgroup { task } => match self.task_by_name(task) {
-                None => Err(Errno::ESRCH),
-                Some(t) => {
-                    let g = self.cgroups.create(&w.value);
-                    self.move_to_cgroup(t, g, now, q);
-                    Ok(())
-                }
-            },
-        };
-        let outcome = result.map_or_else(|e| e.name(), |()| "ok");
-        self.admin_log.push(AdminRecord {
-            at_ns: now,
-            key: w.target.key(),
-            value: w.value.clone(),
-            result: outcome,
-        });
-        if let Some(obs) = self.observer.as_mut() {
-            let text = format!("schedlab: {}={} {}", w.target.key(), w.value, outcome);
-            obs.event(
-                now,
-                0,
-                self.rqs[0].curr.map(|c| task_ref(&self.tasks[c])),
-                &TraceEvent::Print { text: &text },
-            );
-        }
-    }
-
-    /// `uclamp_update_active_tasks()` for the queued tasks of `g` and the groups below it.
-    fn update_active_tasks(&mut self, g: usize) {
-        if !self.uclamp.active() {
-            return;
-        }
-        for t in 0..self.tasks.len() {
-            let task = &self.tasks[t];
-            if task.on_rq && task.class() != Class::Dl && self.cgroups.is_within(task.cgroup, g) {
-                let (cpu, ctx) = (task.cpu, self.uclamp_ctx(t));
-                self.rqs[cpu]
-                    .uclamp
-                    .update_active(&mut self.tasks[t].uclamp, ctx, &self.uclamp);
-            }
-        }
-    }
-
     // ----- timers -----------------------------------------------------------------------
 
     /// `sched_rt_period_timer()`: replenish every CPU's RT runtime.
-    fn rt_period(&mut self, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn rt_period(&mut self, now: Time, q: &mut EventQueue<Event>) {
         let mut active = false;
         for cpu in 0..self.rqs.len() {
             if self.rt_bw.replenish(&mut self.rqs[cpu].rt) {
@@ -1851,7 +1500,7 @@ impl Kernel {
         }
     }
 
-    fn dl_replenish(&mut self, t: TaskId, now: Time) {
+    pub(super) fn dl_replenish(&mut self, t: TaskId, now: Time) {
         let task = &mut self.tasks[t];
         if !task.dl.throttled {
             return;
@@ -1865,7 +1514,7 @@ impl Kernel {
     }
 
     /// Run `schedule()` wherever a reschedule is pending, until none is.
-    fn resched_pending(&mut self, now: Time, q: &mut EventQueue<Event>) {
+    pub(super) fn resched_pending(&mut self, now: Time, q: &mut EventQueue<Event>) {
         while let Some(cpu) = self.rqs.iter().position(|rq| rq.need_resched) {
             self.schedule(cpu, now, q);
         }
@@ -1890,7 +1539,7 @@ impl Kernel {
 
     /// Kernel invariants, checked after every event in debug builds.
     #[cfg(debug_assertions)]
-    fn check_invariants(&self) {
+    pub(super) fn check_invariants(&self) {
         let mut queued = vec![0u32; self.rqs.len()];
         for (id, t) in self.tasks.iter().enumerate() {
             match t.state {
@@ -1974,7 +1623,7 @@ impl Model for Kernel {
     }
 }
 
-fn task_ref(t: &Task) -> TaskRef<'_> {
+pub(super) fn task_ref(t: &Task) -> TaskRef<'_> {
     TaskRef {
         comm: &t.comm,
         pid: t.pid,
@@ -1983,7 +1632,7 @@ fn task_ref(t: &Task) -> TaskRef<'_> {
 }
 
 /// rt-app's `priority` is a nice value for fair policies and an rt_priority for RT ones.
-fn split_priority(p: SchedParams) -> (i32, u32) {
+pub(super) fn split_priority(p: SchedParams) -> (i32, u32) {
     if p.policy.is_rt() {
         (0, p.priority.clamp(1, 99) as u32)
     } else if p.policy.is_fair() {
@@ -2038,18 +1687,6 @@ fn boot_uclamp(variant: &Variant, workload: &Workload) -> Result<(UclampSys, Cgr
     Ok((sys, cgroups))
 }
 
-/// The `sched_attr` policy number of a policy.
-fn policy_number(p: Policy) -> i32 {
-    match p {
-        Policy::Other => SCHED_NORMAL,
-        Policy::Fifo => SCHED_FIFO,
-        Policy::Rr => SCHED_RR,
-        Policy::Batch => SCHED_BATCH,
-        Policy::Idle => SCHED_IDLE,
-        Policy::Deadline => SCHED_DEADLINE,
-    }
-}
-
 /// `start_dl_timer()`: replenish at the start of the next period.
 fn arm_dl_timer(dl: &DlEntity, t: TaskId, now: Time, q: &mut EventQueue<Event>) {
     let at = dl.deadline - dl.dl_deadline + dl.dl_period;
@@ -2062,7 +1699,7 @@ fn arm_dl_timer(dl: &DlEntity, t: TaskId, now: Time, q: &mut EventQueue<Event>) 
     );
 }
 
-fn dl_entity(p: SchedParams) -> DlEntity {
+pub(super) fn dl_entity(p: SchedParams) -> DlEntity {
     let period = if p.dl_period_ns > 0 {
         p.dl_period_ns
     } else {

@@ -1,6 +1,7 @@
 //! The simulated kernel, one module per kernel file where possible: `core.rs` (core.c: rq,
 //! wakeup, schedule, fork/exit, setscheduler, migration), `fair.rs` (fair.c: CFS), `rt.rs`
-//! (rt.c), `deadline.rs` (deadline.c), `cpuidle.rs` (time per OPP and idle state, for energy), `pelt.rs` (pelt.c: PELT, util_est), `futex.rs` (the futex-backed pthread objects rt-app
+//! (rt.c), `deadline.rs` (deadline.c), `cpuidle.rs` (time per OPP and idle state, for energy), `pelt.rs` (pelt.c: PELT, util_est), `syscalls.rs` (what threads ask of the kernel, timed writes),
+//! `futex.rs` (the futex-backed pthread objects rt-app
 //! uses), `cpufreq/` (the governors), `sched_cpufreq.rs` (the
 //! scheduler's cpufreq hook and frequency changes), `variant.rs` (CONFIG_*, sched features, tunables, patch switches).
 
@@ -15,6 +16,7 @@ pub mod pelt;
 pub mod rt;
 pub mod sched;
 mod sched_cpufreq;
+mod syscalls;
 pub mod uclamp;
 pub mod variant;
 

@@ -1,0 +1,427 @@
+//! The system-call boundary and the administrative writes (kernel/sched/syscalls.c since
+//! v6.11, core.c before): executing what a simulated thread asks for — blocking, waking,
+//! forking, `sched_setattr()`, `sched_setaffinity()`, `sched_yield()`, cgroup moves — and the
+//! timed writes of uclamp sysctls and cgroup files with their effects.
+
+use super::cgroup::ROOT;
+use super::core::{dl_entity, split_priority, task_ref, AdminRecord, Event, Kernel};
+use super::fair::{LoadWeight, QueueFlags};
+use super::futex::Outcome;
+use super::sched::{Activity, Class, TaskId, TaskState};
+use super::uclamp::{
+    apply_setattr_uclamp, setattr_syscall_checks, sync_rt_default, validate_setattr, Errno,
+    SchedAttr, SetattrConfig, SetattrTask, SCHED_ATTR_SIZE_VER1, SCHED_BATCH, SCHED_DEADLINE,
+    SCHED_FIFO, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_UTIL_CLAMP_MAX, SCHED_FLAG_UTIL_CLAMP_MIN,
+    SCHED_IDLE, SCHED_NORMAL, SCHED_RR,
+};
+use super::variant::AdminTarget;
+use crate::platform::SCHED_CAPACITY_SCALE;
+use crate::sim::{EventQueue, Time};
+use crate::trace::TraceEvent;
+use crate::workload::{CpuSet, Policy, SchedParams, Syscall, UserCtx};
+
+impl Kernel {
+    // ----- system calls -----------------------------------------------------------------
+
+    /// The running task `t` finished its previous request: run its thread until it asks for
+    /// something that takes time or blocks.
+    pub(super) fn run_thread(
+        &mut self,
+        t: TaskId,
+        cpu: usize,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        let cost = self.variant.cost_syscall_ns * SCHED_CAPACITY_SCALE as u64;
+        let task = &mut self.tasks[t];
+        let mut ctx = UserCtx {
+            now,
+            cputime_ns: task.sum_exec_runtime,
+            user: &mut self.user,
+        };
+        let call = task.thread.step(&mut ctx);
+        if let Some(logs) = self.rtapp_logs.as_mut() {
+            task.thread.drain_log(&mut self.log_scratch);
+            logs.write(t, &task.name, &self.log_scratch);
+            self.log_scratch.clear();
+        }
+        // Requests that complete at once still take CPU time: a system call's cost.
+        let mut activity = Activity::Work(cost);
+        match call {
+            Syscall::Run { work } if work > 0 => activity = Activity::Work(work),
+            Syscall::RunUntil { until } if until > now => activity = Activity::Until(until),
+            Syscall::Run { .. } | Syscall::RunUntil { .. } => {}
+            Syscall::SleepUntil { until } => {
+                if until > now {
+                    self.sleep(t, TaskState::Interruptible, until, q);
+                    return;
+                }
+            }
+            Syscall::Io { service_ns } => {
+                self.tasks[t].in_iowait = true;
+                let service = self.rng.jitter(service_ns, self.variant.io_jitter_pct);
+                self.sleep(t, TaskState::Uninterruptible, now + service, q);
+                return;
+            }
+            Syscall::MutexLock(m) => {
+                if self.futex.lock(m, t) == Outcome::Block {
+                    self.block(t);
+                    return;
+                }
+            }
+            Syscall::MutexUnlock(m) => {
+                if let Some(w) = self.futex.unlock(m, t) {
+                    self.try_to_wake_up(w, cpu, now, q);
+                }
+            }
+            Syscall::CondWait { cond, mutex } => {
+                if let Some(w) = self.futex.cond_wait(cond, mutex, t) {
+                    self.try_to_wake_up(w, cpu, now, q);
+                }
+                self.block(t);
+                return;
+            }
+            Syscall::CondSignal(c) | Syscall::CondBroadcast(c) => {
+                let mut wake = std::mem::take(&mut self.wake_scratch);
+                self.futex
+                    .cond_wake(c, matches!(call, Syscall::CondBroadcast(_)), &mut wake);
+                for w in wake.drain(..) {
+                    self.try_to_wake_up(w, cpu, now, q);
+                }
+                self.wake_scratch = wake;
+            }
+            Syscall::Barrier(b) => {
+                let mut wake = std::mem::take(&mut self.wake_scratch);
+                let outcome = self.futex.barrier(b, t, &mut wake);
+                for w in wake.drain(..) {
+                    self.try_to_wake_up(w, cpu, now, q);
+                }
+                self.wake_scratch = wake;
+                if outcome == Outcome::Block {
+                    self.block(t);
+                    return;
+                }
+            }
+            Syscall::Yield => self.sched_yield(t, cpu, now),
+            Syscall::Fork { task: spec } => self.do_fork(t, spec, now, q),
+            Syscall::SetAffinity(mask) => self.set_cpus_allowed(t, mask),
+            Syscall::SetScheduler(params) => self.setscheduler(t, params, now, q),
+            Syscall::SetUclamp { min, max } => {
+                // A refusal is counted on the task (rt-app logs it and goes on).
+                let _ = self.set_uclamp(t, min, max, now, q);
+            }
+            Syscall::SetTaskgroup(g) => self.move_to_taskgroup(t, g, now, q),
+            Syscall::Exit => {
+                self.do_exit(t, now);
+                return;
+            }
+        }
+        self.tasks[t].activity = activity;
+        self.arm_work(cpu, now, q);
+    }
+
+    /// The running task sleeps until `until` (a timer or an I/O completion wakes it).
+    pub(super) fn sleep(
+        &mut self,
+        t: TaskId,
+        state: TaskState,
+        until: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        self.block(t);
+        let task = &mut self.tasks[t];
+        task.state = state;
+        q.schedule(
+            until,
+            Event::Wake {
+                task: t,
+                gen: task.wake_gen,
+            },
+        );
+    }
+
+    /// The running task blocks (`schedule()` will dequeue it).
+    pub(super) fn block(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t];
+        task.state = TaskState::Interruptible;
+        task.activity = Activity::Next;
+        let cpu = task.cpu;
+        self.rqs[cpu].work_gen += 1;
+        self.resched_curr(cpu);
+    }
+
+    /// `sched_yield()`.
+    pub(super) fn sched_yield(&mut self, t: TaskId, cpu: usize, now: Time) {
+        match self.tasks[t].class() {
+            Class::Fair => self.fair.yield_task(cpu, self.tasks[t].se, now),
+            Class::Rt => {
+                let prio = self.tasks[t].prio() as usize;
+                self.rqs[cpu].rt.requeue_tail(t, prio);
+            }
+            Class::Dl => {}
+        }
+        self.resched_curr(cpu);
+    }
+
+    /// `sched_setaffinity()` of the running task.
+    pub(super) fn set_cpus_allowed(&mut self, t: TaskId, mask: CpuSet) {
+        let valid = CpuSet(mask.0 & CpuSet::all(self.platform.nr_cpus()).0);
+        if valid.is_empty() {
+            // EINVAL: the mask has no online CPU; nothing changes.
+            return;
+        }
+        let task = &mut self.tasks[t];
+        task.cpus_allowed = valid;
+        if !valid.contains(task.cpu) {
+            task.migrate_pending = true;
+            let cpu = task.cpu;
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// `__sched_setscheduler()` of the running task: requeue under the new class/priority.
+    pub(super) fn setscheduler(
+        &mut self,
+        t: TaskId,
+        params: SchedParams,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        let (nice, rt_priority) = split_priority(params);
+        let task = &self.tasks[t];
+        if task.policy == params.policy && task.nice == nice && task.rt_priority == rt_priority {
+            return;
+        }
+        self.requeue(t, now, q, |k, t| {
+            let idle = params.policy == Policy::Idle;
+            let task = &mut k.tasks[t];
+            task.policy = params.policy;
+            task.nice = nice;
+            task.rt_priority = rt_priority;
+            task.dl = dl_entity(params);
+            k.fair
+                .reweight(task.se, LoadWeight::for_nice(nice, idle), idle);
+        });
+    }
+
+    /// Change a queued task's scheduling attributes the way `__sched_setscheduler` and
+    /// `sched_move_task` do: dequeue (and put_prev if running), change, enqueue (and
+    /// set_next), then let `schedule()` pick again.
+    pub(super) fn requeue(
+        &mut self,
+        t: TaskId,
+        now: Time,
+        q: &mut EventQueue<Event>,
+        change: impl FnOnce(&mut Kernel, TaskId),
+    ) {
+        if !self.tasks[t].on_rq {
+            // A sleeping task is simply changed; its next enqueue sees the change.
+            change(self, t);
+            return;
+        }
+        let cpu = self.tasks[t].cpu;
+        self.update_curr(cpu, now);
+        let running = self.rqs[cpu].curr == Some(t);
+        if running && self.tasks[t].class() == Class::Fair {
+            self.fair.put_prev_entity(cpu, self.tasks[t].se, now);
+        }
+        self.dequeue_task(t, cpu, QueueFlags::default(), now, q);
+        change(self, t);
+        self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
+        if running && self.tasks[t].class() == Class::Fair {
+            self.fair.set_next_entity(cpu, self.tasks[t].se, now);
+        }
+        // check_class_changed()/prio_changed(): let schedule() pick again.
+        self.resched_curr(cpu);
+    }
+
+    /// rt-app's `util_min`/`util_max`: `sched_setattr()` with SCHED_FLAG_KEEP_ALL and the
+    /// clamp flags of the values given (-1 resets). A refused call is counted with its errno.
+    pub(super) fn set_uclamp(
+        &mut self,
+        t: TaskId,
+        min: Option<i32>,
+        max: Option<i32>,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) -> Result<(), Errno> {
+        let mut flags = SCHED_FLAG_KEEP_ALL;
+        if min.is_some() {
+            flags |= SCHED_FLAG_UTIL_CLAMP_MIN;
+        }
+        if max.is_some() {
+            flags |= SCHED_FLAG_UTIL_CLAMP_MAX;
+        }
+        let attr = SchedAttr {
+            size: SCHED_ATTR_SIZE_VER1,
+            flags,
+            util_min: min.unwrap_or(0),
+            util_max: max.unwrap_or(0),
+            ..SchedAttr::default()
+        };
+        let config = SetattrConfig {
+            uclamp_task: self.variant.uclamp_task,
+            latency_nice: false,
+        };
+        let task = &self.tasks[t];
+        let checked =
+            setattr_syscall_checks(task.pid as i32, 0, &attr, config).and_then(|mut attr| {
+                // SCHED_FLAG_KEEP_PARAMS: the task's own parameters (get_params()).
+                attr.nice = task.nice;
+                attr.priority = task.rt_priority;
+                attr.runtime = task.dl.dl_runtime;
+                attr.deadline = task.dl.dl_deadline;
+                attr.period = task.dl.dl_period;
+                let target = SetattrTask {
+                    policy: policy_number(task.policy),
+                    reset_on_fork: false,
+                    uclamp: &task.uclamp,
+                };
+                validate_setattr(&attr, target, config, &mut self.uclamp)
+            });
+        match checked {
+            Ok(attr) => {
+                self.requeue(t, now, q, |k, t| {
+                    let is_rt = k.tasks[t].class() != Class::Fair;
+                    apply_setattr_uclamp(&mut k.tasks[t].uclamp, &attr, &k.uclamp, is_rt);
+                });
+                Ok(())
+            }
+            Err(e) => {
+                let task = &mut self.tasks[t];
+                task.setattr_errors += 1;
+                task.last_setattr_errno = Some(e.name());
+                Err(e)
+            }
+        }
+    }
+
+    /// `sched_move_task()`: the running task joins the cgroup of the workload's taskgroup `g`.
+    pub(super) fn move_to_taskgroup(
+        &mut self,
+        t: TaskId,
+        g: usize,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        self.move_to_cgroup(t, self.tg_cgroup[g], now, q);
+    }
+
+    pub(super) fn move_to_cgroup(
+        &mut self,
+        t: TaskId,
+        cg: usize,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        if self.tasks[t].cgroup != cg {
+            self.requeue(t, now, q, |k, t| k.tasks[t].cgroup = cg);
+        }
+    }
+
+    /// The live thread named `name`.
+    pub(super) fn task_by_name(&self, name: &str) -> Option<TaskId> {
+        self.tasks
+            .iter()
+            .position(|t| t.name == name && t.state != TaskState::Dead && t.state != TaskState::New)
+    }
+
+    // ----- administration ---------------------------------------------------------------
+
+    /// A timed write to a uclamp sysctl or a cgroup file, with the kernel's effects: the
+    /// root group follows the sysctls, groups pass their clamps down, the running tasks of
+    /// changed groups are updated at once (`uclamp_update_active_tasks`), and under the
+    /// eager strategy RT tasks take a new RT default request. The result (ok or the errno)
+    /// is recorded and traced; the run goes on either way.
+    pub(super) fn admin_write(&mut self, index: usize, now: Time, q: &mut EventQueue<Event>) {
+        let w = self.variant.timed_writes[index].clone();
+        let result = match &w.target {
+            AdminTarget::Sysctl(which) => {
+                let value = w.value.parse::<i64>().unwrap_or(i64::MIN);
+                self.uclamp.write_sysctl(*which, value).map(|effect| {
+                    if effect.update_root_tg {
+                        self.cgroups
+                            .set_root([self.uclamp.util_min, self.uclamp.util_max]);
+                        self.update_active_tasks(ROOT);
+                    }
+                    if effect.sync_rt_tasks {
+                        for t in &mut self.tasks {
+                            let is_rt = t.class() != Class::Fair;
+                            sync_rt_default(&mut t.uclamp, &self.uclamp, is_rt);
+                        }
+                    }
+                })
+            }
+            AdminTarget::Cgroup { path, file } => {
+                let g = self.cgroups.create(path);
+                let id = usize::from(file == "cpu.uclamp.max");
+                self.cgroups.write_uclamp(g, id, &w.value).map(|()| {
+                    if self.variant.uclamp_task_group {
+                        self.uclamp.enable_static_key();
+                        self.update_active_tasks(g);
+                    }
+                })
+            }
+            AdminTarget::TaskUclamp { task, min } => match self.task_by_name(task) {
+                None => Err(Errno::ESRCH),
+                Some(t) => {
+                    let v = w.value.parse::<i32>().ok();
+                    let (lo, hi) = if *min { (v, None) } else { (None, v) };
+                    self.set_uclamp(t, lo, hi, now, q)
+                }
+            },
+            AdminTarget::TaskCgroup { task } => match self.task_by_name(task) {
+                None => Err(Errno::ESRCH),
+                Some(t) => {
+                    let g = self.cgroups.create(&w.value);
+                    self.move_to_cgroup(t, g, now, q);
+                    Ok(())
+                }
+            },
+        };
+        let outcome = result.map_or_else(|e| e.name(), |()| "ok");
+        self.admin_log.push(AdminRecord {
+            at_ns: now,
+            key: w.target.key(),
+            value: w.value.clone(),
+            result: outcome,
+        });
+        if let Some(obs) = self.observer.as_mut() {
+            let text = format!("schedlab: {}={} {}", w.target.key(), w.value, outcome);
+            obs.event(
+                now,
+                0,
+                self.rqs[0].curr.map(|c| task_ref(&self.tasks[c])),
+                &TraceEvent::Print { text: &text },
+            );
+        }
+    }
+
+    /// `uclamp_update_active_tasks()` for the queued tasks of `g` and the groups below it.
+    pub(super) fn update_active_tasks(&mut self, g: usize) {
+        if !self.uclamp.active() {
+            return;
+        }
+        for t in 0..self.tasks.len() {
+            let task = &self.tasks[t];
+            if task.on_rq && task.class() != Class::Dl && self.cgroups.is_within(task.cgroup, g) {
+                let (cpu, ctx) = (task.cpu, self.uclamp_ctx(t));
+                self.rqs[cpu]
+                    .uclamp
+                    .update_active(&mut self.tasks[t].uclamp, ctx, &self.uclamp);
+            }
+        }
+    }
+}
+
+/// The `sched_attr` policy number of a policy.
+fn policy_number(p: Policy) -> i32 {
+    match p {
+        Policy::Other => SCHED_NORMAL,
+        Policy::Fifo => SCHED_FIFO,
+        Policy::Rr => SCHED_RR,
+        Policy::Batch => SCHED_BATCH,
+        Policy::Idle => SCHED_IDLE,
+        Policy::Deadline => SCHED_DEADLINE,
+    }
+}
