@@ -3,6 +3,27 @@
 //!
 //! A run is `Run` (platform + workload + kernel variant + duration + seed) → `simulate` →
 //! `Results`, with optional trace and rt-app logs written as the simulation goes.
+//!
+//! ```
+//! use schedlab::{kernel::Variant, platform::Platform, workload::parse_workload};
+//! use schedlab::{simulate, Outputs, Run};
+//!
+//! // A 10% periodic task on juno-r0's default variant (schedutil, v6.1 CFS).
+//! let json = r#"{ "tasks": { "p": { "loop": -1, "run": 1000,
+//!     "timer": { "ref": "unique", "period": 10000 } } } }"#;
+//! let run = Run {
+//!     platform: Platform::resolve("juno-r0").unwrap(),
+//!     workload: parse_workload(json, "example.json").unwrap(),
+//!     variant: Variant::default(),
+//!     duration_ns: Some(1_000_000_000),
+//!     seed: 0,
+//!     reproducible: true,
+//! };
+//! let results = simulate(run, &Outputs::default()).unwrap();
+//! let p = &results.tasks[0];
+//! assert_eq!(p.name, "p-0");
+//! assert!(p.activations >= 99 && p.deadline_misses == 0);
+//! ```
 
 pub mod error;
 pub mod kernel;
