@@ -17,6 +17,12 @@ pub const NICE_0_LOAD: u64 = 1024;
 /// `WMULT_CONST`, `WMULT_SHIFT` of `__calc_delta`.
 const WMULT_CONST: u64 = 0xffff_ffff;
 const WMULT_SHIFT: u32 = 32;
+/// Where min_vruntime starts. The kernel compares vruntimes as signed differences so they
+/// may wrap; starting far from 0 (the kernel starts just below the wrap, to catch bugs) lets
+/// relative vruntimes that are "negative" — a sleeper placed behind min_vruntime, moved to an
+/// idle CPU — be renormalised without wrapping, so plain ordering stays valid.
+const INITIAL_MIN_VRUNTIME: u64 = 1 << 62;
+
 /// `WEIGHT_IDLEPRIO` / `WMULT_IDLEPRIO`: the weight of SCHED_IDLE tasks.
 pub const WEIGHT_IDLEPRIO: u64 = 3;
 pub const WMULT_IDLEPRIO: u64 = 1_431_655_765;
@@ -237,9 +243,13 @@ pub struct Fair {
 
 impl Fair {
     pub fn new(nr_cpus: usize, v: &Variant) -> Fair {
+        let rq = CfsRq {
+            min_vruntime: INITIAL_MIN_VRUNTIME,
+            ..CfsRq::default()
+        };
         Fair {
             ses: Vec::new(),
-            rqs: vec![CfsRq::default(); nr_cpus],
+            rqs: vec![rq; nr_cpus],
             tun: Tunables::new(v, nr_cpus),
             feat: v.features.clone(),
             util_est: v.features.util_est,
@@ -823,6 +833,15 @@ impl Fair {
                 .filter(|&c| self.ses[c].on_rq)
                 .map_or(0, |c| self.ses[c].load.weight);
         debug_assert_eq!(w, rq.load.weight, "cfs_rq {cfs}: load out of step");
+        // Queued vruntimes stay near min_vruntime (a wrapped, un-renormalised one would not).
+        for &(v, _, se) in &rq.timeline {
+            let lag = v.abs_diff(rq.min_vruntime);
+            debug_assert!(
+                lag < 1 << 50,
+                "cfs_rq {cfs}: entity {se} vruntime {v} far from {}",
+                rq.min_vruntime
+            );
+        }
     }
 }
 
