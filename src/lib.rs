@@ -98,6 +98,40 @@ pub fn plat_info_path(trace: &Path) -> PathBuf {
     trace.with_file_name(format!("{stem}.plat_info.yml"))
 }
 
+/// Simulate each side (a name and its variant) over seeds `0..runs`, in parallel; the results
+/// do not depend on the number of threads (each run is independent and deterministic).
+pub fn simulate_sides(
+    platform: &Platform,
+    workload: &Workload,
+    duration_ns: Option<u64>,
+    sides: Vec<(String, Variant)>,
+    runs: u64,
+) -> Result<Vec<(String, Vec<Results>)>, Error> {
+    use rayon::prelude::*;
+    let jobs: Vec<(usize, u64)> = (0..sides.len())
+        .flat_map(|s| (0..runs).map(move |seed| (s, seed)))
+        .collect();
+    let results: Vec<Results> = jobs
+        .par_iter()
+        .map(|&(s, seed)| {
+            let run = Run {
+                platform: platform.clone(),
+                workload: workload.clone(),
+                variant: sides[s].1.clone(),
+                duration_ns,
+                seed,
+                reproducible: true,
+            };
+            simulate(run, &Outputs::default())
+        })
+        .collect::<Result<_, _>>()?;
+    let mut results = results.into_iter();
+    Ok(sides
+        .into_iter()
+        .map(|(name, _)| (name, results.by_ref().take(runs as usize).collect()))
+        .collect())
+}
+
 /// Simulate one run.
 pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
     run.workload.check_platform(run.platform.nr_cpus())?;

@@ -30,6 +30,10 @@ struct Cli {
 enum Command {
     /// Simulate a workload and print a summary.
     Run(RunArgs),
+    /// Run a workload with and without some switches over several seeds, and print an
+    /// mmtests-style comparison (means, stddev, % difference, * where Welch's t-test says
+    /// significant at 95%).
+    Compare(CompareArgs),
     /// Validate a workload without simulating it.
     Check {
         /// rt-app JSON file, or - for standard input.
@@ -54,6 +58,29 @@ enum GenCommand {
     Forkloop(schedlab::workload::gen::ForkloopArgs),
     /// `perf bench sched pipe -T`-like ping-pong (seeds 000, 001); reports `ops_per_sec`.
     Pipe(schedlab::workload::gen::PipeArgs),
+}
+
+#[derive(clap::Args)]
+struct CompareArgs {
+    /// rt-app JSON file, or - for standard input.
+    workload: String,
+    /// The switches of the second side, KEY=VALUE (repeatable).
+    #[arg(long = "vs", value_name = "KEY=VALUE", required = true)]
+    vs: Vec<String>,
+    /// Seeds per side.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    runs: u64,
+    #[arg(long, default_value = "juno-r0")]
+    platform: String,
+    /// Simulated time of each run, e.g. 5s.
+    #[arg(long)]
+    duration: Option<String>,
+    /// Switches of both sides, KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Write the comparison as JSON to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -206,10 +233,44 @@ fn run(args: RunArgs) -> Result<(), Error> {
     Ok(())
 }
 
+fn compare(args: CompareArgs) -> Result<(), Error> {
+    let workload = read_workload(&args.workload)?;
+    let platform = Platform::resolve(&args.platform)?;
+    let mut base = Variant::default();
+    if let Some(hz) = platform.hz {
+        base.hz = hz;
+    }
+    for pair in &args.set {
+        base.set_pair(pair, "--set")?;
+    }
+    let mut other = base.clone();
+    for pair in &args.vs {
+        other.set_pair(pair, "--vs")?;
+    }
+    let duration_ns = args.duration.as_deref().map(parse_duration).transpose()?;
+    let sides = vec![("base".to_string(), base), (args.vs.join(" "), other)];
+    let results = schedlab::simulate_sides(&platform, &workload, duration_ns, sides, args.runs)?;
+    let cmp = schedlab::report::compare::compare(&results);
+    let json = serde_json::to_string_pretty(&cmp).expect("comparison serialises");
+    match args.json.as_deref() {
+        Some("-") => println!("{json}"),
+        Some(path) => {
+            std::fs::write(path, json + "\n").map_err(|e| Error::Io {
+                path: path.into(),
+                source: e,
+            })?;
+            print!("{}", schedlab::report::compare::render(&cmp));
+        }
+        None => print!("{}", schedlab::report::compare::render(&cmp)),
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run(args),
+        Command::Compare(args) => compare(args),
         Command::Check { workload, platform } => read_workload(&workload).and_then(|w| {
             let p = Platform::resolve(&platform)?;
             w.check_platform(p.nr_cpus())?;

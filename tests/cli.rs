@@ -250,3 +250,35 @@ fn timed_writes_report_their_result_and_the_run_goes_on() {
     let out = schedlab(&["run", "--set-at", "1s:config.HZ=100"], None);
     assert_input_error(&out, &["--set-at", "config.HZ"]);
 }
+
+#[test]
+fn compare_prints_an_mmtests_table() {
+    let fio = schedlab(&["gen", "fio", "--runtime", "1"], None);
+    assert!(fio.status.success());
+    let out = schedlab(
+        &[
+            "compare",
+            "-",
+            "--platform",
+            "rk3399",
+            "--runs",
+            "3",
+            "--vs",
+            "cpufreq.iowait_boost=false",
+        ],
+        Some(&String::from_utf8_lossy(&fio.stdout)),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Hmean  iops"), "{text}");
+    assert!(text.contains("Stddev iops"), "{text}");
+    let bad = schedlab(
+        &["compare", "-", "--vs", "nope=1"],
+        Some(r#"{ "tasks": { "t": { "run": 10 } } }"#),
+    );
+    assert_input_error(&bad, &["--vs", "nope"]);
+}

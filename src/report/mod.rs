@@ -1,6 +1,7 @@
 //! What a run reports: the JSON results (`results.rs`), the human summary (`summary.rs`), the
 //! latency histograms (`histogram.rs`) and energy (`energy.rs`) they are built from.
 
+pub mod compare;
 mod energy;
 mod histogram;
 mod results;

@@ -1,0 +1,238 @@
+//! `schedlab compare`: the same workload under two kernel variants over N seeds, summarised as
+//! mmtests prints its comparisons — a mean per metric (Hmean for rates, Amean otherwise), its
+//! standard deviation, the difference to the first column in percent, and `*` where Welch's
+//! t-test (unequal variances, two-sided) finds the difference significant at 95%.
+
+use super::Results;
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+use std::fmt::Write;
+
+/// Significance level of the t-test.
+const ALPHA: f64 = 0.05;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum MeanKind {
+    /// Harmonic mean: for rates (IOPS, PIDs/s, ops/s), as mmtests uses for throughput.
+    Hmean,
+    /// Arithmetic mean: times, energies, counts.
+    Amean,
+}
+
+/// One metric of one run.
+struct Sample {
+    name: &'static str,
+    kind: MeanKind,
+    value: f64,
+}
+
+/// The metrics `compare` reads from a run: the workload generator's own, then energy,
+/// wakeup latency and deadline misses.
+fn samples(r: &Results) -> Vec<Sample> {
+    let mut out = Vec::new();
+    if let Some(w) = &r.workload_metrics {
+        for key in ["iops", "pids_per_sec", "ops_per_sec"] {
+            if let Some(v) = w.get(key).and_then(|v| v.as_f64()) {
+                out.push(Sample {
+                    name: key,
+                    kind: MeanKind::Hmean,
+                    value: v,
+                });
+            }
+        }
+    }
+    let (mut n, mut sum, mut p99) = (0u64, 0f64, 0u64);
+    for t in &r.tasks {
+        let l = &t.wakeup_latency_ns;
+        n += l.count;
+        sum += l.mean as f64 * l.count as f64;
+        p99 = p99.max(l.p99);
+    }
+    let misses: u64 = r.tasks.iter().map(|t| t.deadline_misses).sum();
+    let amean = |name, value| Sample {
+        name,
+        kind: MeanKind::Amean,
+        value,
+    };
+    out.push(amean("energy_mj", r.energy_mj));
+    out.push(amean(
+        "wakeup_latency_mean_us",
+        if n > 0 { sum / n as f64 / 1e3 } else { 0.0 },
+    ));
+    out.push(amean("wakeup_latency_p99_max_us", p99 as f64 / 1e3));
+    out.push(amean("deadline_misses", misses as f64));
+    out
+}
+
+/// A metric over all sides.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricRow {
+    pub metric: &'static str,
+    pub mean: MeanKind,
+    /// Per side: the mean and the standard deviation over the runs.
+    pub means: Vec<f64>,
+    pub stddevs: Vec<f64>,
+    /// Per side: the difference of the mean to the first side's, percent.
+    pub diff_pct: Vec<f64>,
+    /// Per side: Welch's t-test against the first side at 95% (false for the first).
+    pub significant: Vec<bool>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub sides: Vec<String>,
+    pub runs: usize,
+    pub metrics: Vec<MetricRow>,
+}
+
+fn mean(kind: MeanKind, xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    match kind {
+        MeanKind::Amean => xs.iter().sum::<f64>() / n,
+        MeanKind::Hmean if xs.iter().any(|&x| x <= 0.0) => 0.0,
+        MeanKind::Hmean => n / xs.iter().map(|x| 1.0 / x).sum::<f64>(),
+    }
+}
+
+/// Sample variance (n - 1).
+fn variance(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let m = xs.iter().sum::<f64>() / n;
+    xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
+}
+
+/// Welch's two-sided t-test: whether the means of `a` and `b` differ at 95%.
+pub fn welch_significant(a: &[f64], b: &[f64]) -> bool {
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    let (ma, mb) = (a.iter().sum::<f64>() / na, b.iter().sum::<f64>() / nb);
+    let (sa, sb) = (variance(a) / na, variance(b) / nb);
+    let se2 = sa + sb;
+    if se2 == 0.0 {
+        // Deterministic on both sides: any difference is real, none is none.
+        return ma != mb;
+    }
+    if a.len() < 2 || b.len() < 2 {
+        return false;
+    }
+    let t = (ma - mb) / se2.sqrt();
+    // Welch–Satterthwaite degrees of freedom.
+    let df = se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
+    let dist = StudentsT::new(0.0, 1.0, df).expect("positive degrees of freedom");
+    let p = 2.0 * (1.0 - dist.cdf(t.abs()));
+    p < ALPHA
+}
+
+/// Compare the runs of each side (all sides have the same number of runs, seeds 0..n).
+pub fn compare(sides: &[(String, Vec<Results>)]) -> Comparison {
+    let per_side: Vec<Vec<Vec<Sample>>> = sides
+        .iter()
+        .map(|(_, runs)| runs.iter().map(samples).collect())
+        .collect();
+    let names: Vec<(&'static str, MeanKind)> = per_side[0]
+        .first()
+        .map(|s| s.iter().map(|x| (x.name, x.kind)).collect())
+        .unwrap_or_default();
+    let metrics = names
+        .into_iter()
+        .map(|(name, kind)| {
+            let values: Vec<Vec<f64>> = per_side
+                .iter()
+                .map(|runs| {
+                    runs.iter()
+                        .filter_map(|s| s.iter().find(|x| x.name == name).map(|x| x.value))
+                        .collect()
+                })
+                .collect();
+            let means: Vec<f64> = values.iter().map(|v| mean(kind, v)).collect();
+            let base = means[0];
+            MetricRow {
+                metric: name,
+                mean: kind,
+                stddevs: values.iter().map(|v| variance(v).sqrt()).collect(),
+                diff_pct: means
+                    .iter()
+                    .map(|m| {
+                        if base != 0.0 {
+                            (m - base) / base * 100.0
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect(),
+                significant: values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| i > 0 && welch_significant(&values[0], v))
+                    .collect(),
+                means,
+            }
+        })
+        .collect();
+    Comparison {
+        sides: sides.iter().map(|(n, _)| n.clone()).collect(),
+        runs: sides[0].1.len(),
+        metrics,
+    }
+}
+
+/// The mmtests-style table.
+pub fn render(c: &Comparison) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "{:<34}", format!("{} runs each", c.runs));
+    for side in &c.sides {
+        let _ = write!(s, " {:>24}", side);
+    }
+    s.push('\n');
+    for m in &c.metrics {
+        let label = match m.mean {
+            MeanKind::Hmean => "Hmean",
+            MeanKind::Amean => "Amean",
+        };
+        let _ = write!(s, "{label:<7}{:<27}", m.metric);
+        for i in 0..m.means.len() {
+            let pct = if m.significant[i] {
+                format!("*{:7.2}%*", m.diff_pct[i])
+            } else {
+                format!("({:7.2}%)", m.diff_pct[i])
+            };
+            let _ = write!(s, " {:>13.2} {pct}", m.means[i]);
+        }
+        s.push('\n');
+        let _ = write!(s, "{:<7}{:<27}", "Stddev", m.metric);
+        for sd in &m.stddevs {
+            let _ = write!(s, " {sd:>13.2} {:>10}", "");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn welch_finds_clear_differences_and_not_noise() {
+        let a = [10.0, 10.5, 9.5, 10.2, 9.8];
+        let b = [12.0, 12.4, 11.7, 12.1, 11.9];
+        assert!(welch_significant(&a, &b));
+        let c = [10.1, 9.7, 10.4, 9.9, 10.0];
+        assert!(!welch_significant(&a, &c));
+        // No variance at all: equal means are the same, different ones differ.
+        assert!(!welch_significant(&[3.0, 3.0], &[3.0, 3.0]));
+        assert!(welch_significant(&[3.0, 3.0], &[4.0, 4.0]));
+    }
+
+    #[test]
+    fn harmonic_mean_of_rates() {
+        // Two runs at 100 and 300 ops/s: the same work takes as long as at 150 ops/s.
+        assert!((mean(MeanKind::Hmean, &[100.0, 300.0]) - 150.0).abs() < 1e-9);
+        assert!((mean(MeanKind::Amean, &[100.0, 300.0]) - 200.0).abs() < 1e-9);
+    }
+}
