@@ -23,8 +23,10 @@ fn fio_sides(second: &[&str], runs: u64) -> Comparison {
     let workload =
         parse_workload(&schedlab::workload::gen::fio(&args).to_string(), "fio.json").unwrap();
     let platform = Platform::resolve("rk3399").unwrap();
-    let mut base = Variant::default();
-    base.hz = 100;
+    let mut base = Variant {
+        hz: 100,
+        ..Variant::default()
+    };
     base.set_pair("cpufreq.rate_limit_us=2000", "test").unwrap();
     let mut other = base.clone();
     for s in second {
