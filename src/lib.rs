@@ -30,10 +30,11 @@ pub mod kernel;
 pub mod platform;
 pub mod report;
 pub mod sim;
+pub mod sweep;
 pub mod trace;
 pub mod workload;
 
-use error::InputError;
+pub use error::InputError;
 use kernel::core::{Event, Kernel, KernelOutputs};
 use kernel::Variant;
 use platform::Platform;

@@ -8,7 +8,7 @@ use schedlab::platform::{preset, preset_names, Platform};
 use schedlab::trace::EventSelection;
 use schedlab::workload::{parse_workload, Workload};
 use schedlab::{simulate, Error, Outputs, Run};
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,6 +34,9 @@ enum Command {
     /// mmtests-style comparison (means, stddev, % difference, * where Welch's t-test says
     /// significant at 95%).
     Compare(CompareArgs),
+    /// Run a workload over a grid of switch values (in parallel), writing a CSV and a JSON
+    /// row per point; or join the JSON of shards run elsewhere (--merge).
+    Sweep(SweepArgs),
     /// Validate a workload without simulating it.
     Check {
         /// rt-app JSON file, or - for standard input.
@@ -81,6 +84,34 @@ struct CompareArgs {
     /// Write the comparison as JSON to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct SweepArgs {
+    /// rt-app JSON file, or - for standard input (not with --merge).
+    #[arg(required_unless_present = "merge")]
+    workload: Option<String>,
+    /// A switch and its values, KEY=V1,V2,… (repeatable: the grid is every combination).
+    #[arg(long = "param", value_name = "KEY=V1,V2,...")]
+    param: Vec<String>,
+    /// Switches of every point, KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    #[arg(long, default_value = "juno-r0")]
+    platform: String,
+    #[arg(long)]
+    duration: Option<String>,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Run only the points whose index is I modulo N (for batch systems).
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Join the points*.json files found in these directories.
+    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["workload", "param", "shard"])]
+    merge: Vec<PathBuf>,
+    /// Where to write points.csv and points.json (points-I-of-N.* for a shard).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    out: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -266,11 +297,120 @@ fn compare(args: CompareArgs) -> Result<(), Error> {
     Ok(())
 }
 
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    })
+}
+
+fn sweep(args: SweepArgs) -> Result<(), Error> {
+    use schedlab::sweep;
+    std::fs::create_dir_all(&args.out).map_err(|e| Error::Io {
+        path: args.out.display().to_string(),
+        source: e,
+    })?;
+    let (points, stem) = if args.merge.is_empty() {
+        let workload = read_workload(args.workload.as_deref().unwrap_or("-"))?;
+        let platform = Platform::resolve(&args.platform)?;
+        let mut base = Variant::default();
+        if let Some(hz) = platform.hz {
+            base.hz = hz;
+        }
+        for pair in &args.set {
+            base.set_pair(pair, "--set")?;
+        }
+        let params = args
+            .param
+            .iter()
+            .map(|p| sweep::parse_param(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let shard = args
+            .shard
+            .as_deref()
+            .map(sweep::parse_shard)
+            .transpose()?
+            .unwrap_or((0, 1));
+        let spec = sweep::Sweep {
+            platform,
+            workload,
+            base,
+            duration_ns: args.duration.as_deref().map(parse_duration).transpose()?,
+            seed: args.seed,
+            params,
+            shard,
+        };
+        let bar = if std::io::stderr().is_terminal() {
+            indicatif::ProgressBar::new(spec.len() as u64)
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        let points = sweep::run(&spec, &|| bar.inc(1));
+        bar.finish_and_clear();
+        let stem = match args.shard {
+            Some(_) => format!("points-{}-of-{}", shard.0, shard.1),
+            None => "points".to_string(),
+        };
+        (points, stem)
+    } else {
+        let mut shards = Vec::new();
+        for dir in &args.merge {
+            let entries = std::fs::read_dir(dir).map_err(|e| {
+                InputError::new(
+                    dir.display().to_string(),
+                    "the directory",
+                    "a directory of points*.json",
+                    e.to_string(),
+                )
+            })?;
+            for e in entries.flatten() {
+                let path = e.path();
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if name.starts_with("points") && name.ends_with(".json") {
+                    let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
+                        path: path.display().to_string(),
+                        source: e,
+                    })?;
+                    let points: Vec<sweep::Point> = serde_json::from_str(&text).map_err(|e| {
+                        InputError::new(
+                            path.display().to_string(),
+                            format!("line {} column {}", e.line(), e.column()),
+                            "a sweep's points JSON",
+                            e.to_string(),
+                        )
+                    })?;
+                    shards.push(points);
+                }
+            }
+        }
+        (sweep::merge(shards), "points".to_string())
+    };
+    let failed = points.iter().filter(|p| p.status != "ok").count();
+    write_file(&args.out.join(format!("{stem}.csv")), &sweep::csv(&points))?;
+    write_file(
+        &args.out.join(format!("{stem}.json")),
+        &serde_json::to_string_pretty(&points).expect("points serialise"),
+    )?;
+    println!(
+        "{} points ({failed} failed) in {}",
+        points.len(),
+        args.out.join(format!("{stem}.csv")).display()
+    );
+    for p in points.iter().filter(|p| p.status != "ok") {
+        eprintln!("schedlab: point {} {:?}: {}", p.index, p.params, p.status);
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Compare(args) => compare(args),
+        Command::Sweep(args) => sweep(args),
         Command::Check { workload, platform } => read_workload(&workload).and_then(|w| {
             let p = Platform::resolve(&platform)?;
             w.check_platform(p.nr_cpus())?;

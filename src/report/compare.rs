@@ -20,15 +20,15 @@ pub enum MeanKind {
 }
 
 /// One metric of one run.
-struct Sample {
-    name: &'static str,
-    kind: MeanKind,
-    value: f64,
+pub struct Sample {
+    pub name: &'static str,
+    pub kind: MeanKind,
+    pub value: f64,
 }
 
-/// The metrics `compare` reads from a run: the workload generator's own, then energy,
-/// wakeup latency and deadline misses.
-fn samples(r: &Results) -> Vec<Sample> {
+/// The metrics `compare` and `sweep` read from a run: the workload generator's own, then
+/// energy, wakeup latency and deadline misses.
+pub fn samples(r: &Results) -> Vec<Sample> {
     let mut out = Vec::new();
     if let Some(w) = &r.workload_metrics {
         for key in ["iops", "pids_per_sec", "ops_per_sec"] {
