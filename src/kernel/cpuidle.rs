@@ -63,10 +63,6 @@ impl Residency {
         self.idle_start = now;
     }
 
-    pub fn is_busy(&self) -> bool {
-        self.busy
-    }
-
     pub fn set_busy(&mut self, now: u64, busy: bool, states: &[IdleState]) {
         if busy == self.busy {
             return;

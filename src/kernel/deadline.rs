@@ -103,10 +103,6 @@ impl DlRq {
         self.queue.first().map(|e| e.1)
     }
 
-    pub fn earliest_deadline(&self) -> Option<u64> {
-        self.queue.first().map(|e| e.0)
-    }
-
     pub fn nr_running(&self) -> usize {
         self.queue.len()
     }

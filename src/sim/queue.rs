@@ -53,11 +53,6 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// The time of the event being handled (0 before the first).
-    pub fn now(&self) -> Time {
-        self.now
-    }
-
     /// Schedule `event` at `time`, which must not lie in the past.
     pub fn schedule(&mut self, time: Time, event: E) {
         debug_assert!(

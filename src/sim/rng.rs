@@ -1,7 +1,7 @@
 //! The run's only source of randomness: ChaCha8 seeded from the run's `--seed`, so every
 //! machine and every thread count draws the same numbers.
 
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 pub struct SimRng(ChaCha8Rng);
@@ -23,9 +23,5 @@ impl SimRng {
             return base;
         }
         base - span + self.below(2 * span + 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
     }
 }
