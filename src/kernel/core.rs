@@ -1069,28 +1069,33 @@ impl Kernel {
     ) -> Option<usize> {
         let allowed = self.tasks[t].cpus_allowed;
         let task_pri = 99 - self.tasks[t].prio().clamp(0, 99) as u32;
-        let n = self.platform.nr_cpus();
-        for level in 0..task_pri {
-            // (first, prev is one) among the fitting CPUs and among all CPUs of the level.
-            let (mut fit, mut any) = ((None, false), (None, false));
-            for c in (0..n).filter(|&c| allowed.contains(c) && self.cpupri(c) == level) {
-                let set = if self.rt_fits(c, clamp) {
-                    &mut fit
-                } else {
-                    &mut any
-                };
-                set.0.get_or_insert(c);
-                set.1 |= c == prev;
-            }
-            let chosen = if fit.0.is_some() { fit } else { any };
-            if chosen.1 {
-                return Some(prev);
-            }
-            if chosen.0.is_some() {
-                return chosen.0;
-            }
+        // The lowest cpupri level below the task's among the CPUs it may use.
+        let level = allowed
+            .iter()
+            .filter(|&c| c < self.platform.nr_cpus())
+            .map(|c| self.cpupri(c))
+            .filter(|&l| l < task_pri)
+            .min()?;
+        // (first, prev is one) among the fitting CPUs and among all CPUs of that level.
+        let (mut fit, mut any) = ((None, false), (None, false));
+        for c in allowed
+            .iter()
+            .filter(|&c| c < self.platform.nr_cpus() && self.cpupri(c) == level)
+        {
+            let set = if self.rt_fits(c, clamp) {
+                &mut fit
+            } else {
+                &mut any
+            };
+            set.0.get_or_insert(c);
+            set.1 |= c == prev;
         }
-        None
+        let chosen = if fit.0.is_some() { fit } else { any };
+        if chosen.1 {
+            Some(prev)
+        } else {
+            chosen.0
+        }
     }
 
     /// `try_to_wake_up()`. `waker_cpu` is where the wakeup is issued (for the trace).
