@@ -24,10 +24,7 @@ fn run_gov(platform: &str, json: &str, duration_ns: u64, governor: &str) -> u64 
 
 fn run_with(platform: &str, json: &str, duration_ns: u64, sets: &[&str]) -> u64 {
     let platform = Platform::resolve(platform).unwrap();
-    let mut variant = Variant::default();
-    if let Some(hz) = platform.hz {
-        variant.hz = hz;
-    }
+    let mut variant = Variant::for_platform(&platform);
     for s in sets {
         variant.set_pair(s, "bench").unwrap();
     }

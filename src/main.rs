@@ -203,10 +203,7 @@ fn run(args: RunArgs) -> Result<(), Error> {
         None => parse_workload(DEFAULT_WORKLOAD, "<default workload>")?,
     };
     let platform = Platform::resolve(&args.platform)?;
-    let mut variant = Variant::default();
-    if let Some(hz) = platform.hz {
-        variant.hz = hz;
-    }
+    let mut variant = Variant::for_platform(&platform);
     if let Some(g) = &args.governor {
         variant.set("cpufreq.governor", g, "--governor")?;
     }
@@ -250,27 +247,16 @@ fn run(args: RunArgs) -> Result<(), Error> {
         &outputs,
     )?;
     let json = serde_json::to_string_pretty(&results).expect("results serialise");
-    match args.json.as_deref() {
-        Some("-") => println!("{json}"),
-        Some(path) => {
-            std::fs::write(path, json + "\n").map_err(|e| Error::Io {
-                path: path.into(),
-                source: e,
-            })?;
-            print!("{}", schedlab::report::summary(&results));
-        }
-        None => print!("{}", schedlab::report::summary(&results)),
-    }
+    output(args.json.as_deref(), json, || {
+        schedlab::report::summary(&results)
+    })?;
     Ok(())
 }
 
 fn compare(args: CompareArgs) -> Result<(), Error> {
     let workload = read_workload(&args.workload)?;
     let platform = Platform::resolve(&args.platform)?;
-    let mut base = Variant::default();
-    if let Some(hz) = platform.hz {
-        base.hz = hz;
-    }
+    let mut base = Variant::for_platform(&platform);
     for pair in &args.set {
         base.set_pair(pair, "--set")?;
     }
@@ -283,16 +269,25 @@ fn compare(args: CompareArgs) -> Result<(), Error> {
     let results = schedlab::simulate_sides(&platform, &workload, duration_ns, sides, args.runs)?;
     let cmp = schedlab::report::compare::compare(&results);
     let json = serde_json::to_string_pretty(&cmp).expect("comparison serialises");
-    match args.json.as_deref() {
+    output(args.json.as_deref(), json, || {
+        schedlab::report::compare::render(&cmp)
+    })?;
+    Ok(())
+}
+
+/// `--json -` prints the JSON instead of the human text; `--json FILE` writes it beside it.
+fn output(
+    json_to: Option<&str>,
+    json: String,
+    human: impl FnOnce() -> String,
+) -> Result<(), Error> {
+    match json_to {
         Some("-") => println!("{json}"),
         Some(path) => {
-            std::fs::write(path, json + "\n").map_err(|e| Error::Io {
-                path: path.into(),
-                source: e,
-            })?;
-            print!("{}", schedlab::report::compare::render(&cmp));
+            write_file(std::path::Path::new(path), &(json + "\n"))?;
+            print!("{}", human());
         }
-        None => print!("{}", schedlab::report::compare::render(&cmp)),
+        None => print!("{}", human()),
     }
     Ok(())
 }
@@ -313,10 +308,7 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
     let (points, stem) = if args.merge.is_empty() {
         let workload = read_workload(args.workload.as_deref().unwrap_or("-"))?;
         let platform = Platform::resolve(&args.platform)?;
-        let mut base = Variant::default();
-        if let Some(hz) = platform.hz {
-            base.hz = hz;
-        }
+        let mut base = Variant::for_platform(&platform);
         for pair in &args.set {
             base.set_pair(pair, "--set")?;
         }

@@ -9,24 +9,9 @@ use schedlab::report::compare::{compare, Comparison};
 use schedlab::workload::parse_workload;
 
 fn fio_sides(second: &[&str], runs: u64) -> Comparison {
-    let args = schedlab::workload::gen::FioArgs {
-        rw: "randread".into(),
-        bs: "4k".into(),
-        ioengine: "psync".into(),
-        iodepth: 1,
-        service_us: 80,
-        issue_us: 30,
-        complete_us: 40,
-        runtime: 1,
-        cpu: None,
-    };
-    let workload =
-        parse_workload(&schedlab::workload::gen::fio(&args).to_string(), "fio.json").unwrap();
+    let workload = parse_workload(&fio_json(1), "fio.json").unwrap();
     let platform = Platform::resolve("rk3399").unwrap();
-    let mut base = Variant {
-        hz: 100,
-        ..Variant::default()
-    };
+    let mut base = Variant::for_platform(&platform);
     base.set_pair("cpufreq.rate_limit_us=2000", "test").unwrap();
     let mut other = base.clone();
     for s in second {

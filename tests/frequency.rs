@@ -150,18 +150,7 @@ fn rate_limit_spaces_frequency_changes() {
 
 /// `schedlab gen fio` on rk3399 (HZ=100), IOPS.
 fn fio_iops(sets: &[&str]) -> f64 {
-    let a = schedlab::workload::gen::FioArgs {
-        rw: "randread".into(),
-        bs: "4k".into(),
-        ioengine: "psync".into(),
-        iodepth: 1,
-        service_us: 80,
-        issue_us: 30,
-        complete_us: 40,
-        runtime: 4,
-        cpu: None,
-    };
-    let json = schedlab::workload::gen::fio(&a).to_string();
+    let json = fio_json(4);
     let r = run_json("rk3399", &json, 4 * S, sets);
     r.workload_metrics.unwrap()["iops"].as_f64().unwrap()
 }

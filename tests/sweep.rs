@@ -6,25 +6,12 @@ use common::*;
 use schedlab::sweep::{merge, parse_param, run, Sweep};
 
 fn fio_sweep(shard: (usize, usize)) -> Sweep {
-    let args = schedlab::workload::gen::FioArgs {
-        rw: "randread".into(),
-        bs: "4k".into(),
-        ioengine: "psync".into(),
-        iodepth: 1,
-        service_us: 80,
-        issue_us: 30,
-        complete_us: 40,
-        runtime: 1,
-        cpu: None,
-    };
-    let json = schedlab::workload::gen::fio(&args).to_string();
+    let json = fio_json(1);
+    let platform = schedlab::platform::Platform::resolve("rk3399").unwrap();
     Sweep {
-        platform: schedlab::platform::Platform::resolve("rk3399").unwrap(),
+        base: schedlab::kernel::Variant::for_platform(&platform),
+        platform,
         workload: schedlab::workload::parse_workload(&json, "fio.json").unwrap(),
-        base: schedlab::kernel::Variant {
-            hz: 100,
-            ..Default::default()
-        },
         duration_ns: Some(S / 2),
         seed: 0,
         params: vec![

@@ -6,6 +6,7 @@
 use super::cpufreq::{GovernorKind, Tunables};
 use super::uclamp::{RtSync, StaticKeyMode, Sysctl, TgRestrict};
 use crate::error::InputError;
+use crate::platform::Platform;
 use serde_json::{Map, Value};
 
 /// Where `cpufreq_update_util()` is called from (SPEC §7.1, seed 004).
@@ -361,6 +362,14 @@ fn parse_bool(raw: &str) -> Option<bool> {
 }
 
 impl Variant {
+    /// The defaults on `platform`: its CONFIG_HZ if it sets one (rk3399: 100).
+    pub fn for_platform(platform: &Platform) -> Variant {
+        Variant {
+            hz: platform.hz.unwrap_or(Variant::default().hz),
+            ..Variant::default()
+        }
+    }
+
     /// Apply `KEY=VALUE`; `source` names where it came from (`--set`, a file) for errors.
     pub fn set(&mut self, key: &str, value: &str, source: &str) -> Result<(), InputError> {
         let raw = value.trim();

@@ -21,10 +21,7 @@ pub fn run_full(
     seed: u64,
     out: &Outputs,
 ) -> Results {
-    let mut variant = Variant::default();
-    if let Some(hz) = Platform::resolve(platform).expect("platform").hz {
-        variant.hz = hz;
-    }
+    let mut variant = Variant::for_platform(&Platform::resolve(platform).expect("platform"));
     for s in sets {
         variant.set_pair(s, "test").expect("valid switch");
     }
@@ -87,4 +84,21 @@ pub fn trace_times(text: &str, keep: impl Fn(&str) -> bool) -> Vec<f64> {
                 .unwrap()
         })
         .collect()
+}
+
+/// `schedlab gen fio` with its defaults (80 µs device, 30 + 40 µs of CPU per I/O) for
+/// `runtime` seconds.
+pub fn fio_json(runtime: u64) -> String {
+    let args = schedlab::workload::gen::FioArgs {
+        rw: "randread".into(),
+        bs: "4k".into(),
+        ioengine: "psync".into(),
+        iodepth: 1,
+        service_us: 80,
+        issue_us: 30,
+        complete_us: 40,
+        runtime,
+        cpu: None,
+    };
+    schedlab::workload::gen::fio(&args).to_string()
 }
