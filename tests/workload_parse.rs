@@ -889,6 +889,7 @@ impl MiniKernel {
                 | Syscall::SetAffinity(_)
                 | Syscall::SetScheduler(_)
                 | Syscall::SetUclamp { .. }
+                | Syscall::SetLatencyNice(_)
                 | Syscall::SetTaskgroup(_) => {}
             }
         }

@@ -373,6 +373,17 @@ impl Kernel {
             cpu,
             id,
         );
+        // sched_fork(): the child copies its parent's latency nice and offset, unless the
+        // parent asked for reset_on_fork (patch 2).
+        let reset = parent.is_some_and(|p| self.tasks[p].sched_reset_on_fork);
+        let (latency_nice, latency_offset) = match parent {
+            Some(p) if !reset => (
+                self.tasks[p].latency_nice,
+                self.fair.ses[self.tasks[p].se].latency_offset,
+            ),
+            _ => (0, self.fair.latency_offset(0)),
+        };
+        self.fair.set_latency_offset(se, latency_offset);
         let pid = self.next_pid;
         self.next_pid += 1;
         let comm: String = name.chars().take(COMM_MAX).collect();
@@ -401,13 +412,15 @@ impl Kernel {
             cgroup: parent.map_or(ROOT, |p| self.tasks[p].cgroup),
             uclamp: match parent {
                 Some(p) => {
-                    let mut child = uclamp_fork(&self.tasks[p].uclamp, false, &self.uclamp);
+                    let mut child = uclamp_fork(&self.tasks[p].uclamp, reset, &self.uclamp);
                     uclamp_post_fork(&mut child, &self.uclamp, params.policy.is_rt());
                     child
                 }
                 None if params.policy.is_rt() => TaskUclamp::rt(&self.uclamp),
                 None => TaskUclamp::fair(&self.uclamp),
             },
+            latency_nice,
+            sched_reset_on_fork: false,
             setattr_errors: 0,
             last_setattr_errno: None,
             stats: TaskStats {
@@ -544,6 +557,12 @@ impl Kernel {
                     self.cpufreq_update_util(cpu, iowait_flag, now, q);
                 }
                 self.fair.enqueue_entity(cpu, se, flags, now);
+                let curr_fair = self.rqs[cpu]
+                    .curr
+                    .is_some_and(|c| self.tasks[c].class() == Class::Fair);
+                if !curr_fair {
+                    self.fair.check_preempt_from_others(cpu, se);
+                }
                 self.trace_pelt(cpu, t, false, now);
                 if v61 {
                     self.fair_util_change(cpu, now, q);

@@ -8,7 +8,7 @@
 //! CONFIG_FAIR_GROUP_SCHED are more of the same rows rather than a new data model.
 
 use super::pelt::{self, Removed, SchedAvg};
-use super::variant::{Features, Variant};
+use super::variant::{Features, LatencyNice, Variant};
 
 pub type SeId = usize;
 
@@ -41,6 +41,18 @@ pub const SCHED_PRIO_TO_WMULT: [u64; 40] = [
     6557202, 8165337, 10153587, 12820798, 15790321, 19976592, 24970740, 31350126, 39045157,
     49367440, 61356676, 76695844, 95443717, 119304647, 148102320, 186737708, 238609294, 286331153,
 ];
+
+/// `sched_latency_to_weight[]` (seed 002, patch 4): latency nice -20 .. 19 to a fraction of
+/// `sysctl_sched_latency` in 1/1024ths, linear from -1024 to 973.
+pub const SCHED_LATENCY_TO_WEIGHT: [i64; 40] = [
+    -1024, -973, -922, -870, -819, -768, -717, -666, -614, -563, -512, -461, -410, -358, -307,
+    -256, -205, -154, -102, -51, 0, 51, 102, 154, 205, 256, 307, 358, 410, 461, 512, 563, 614, 666,
+    717, 768, 819, 870, 922, 973,
+];
+/// `NICE_LATENCY_WEIGHT_MAX`.
+const NICE_LATENCY_WEIGHT_MAX: i64 = 1024;
+pub const MIN_LATENCY_NICE: i32 = -20;
+pub const MAX_LATENCY_NICE: i32 = 19;
 
 /// `struct load_weight`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -127,6 +139,12 @@ pub struct SchedEntity {
     pub avg: SchedAvg,
     /// Tie-break among equal vruntimes: later insertions go right, as in the rbtree.
     tree_seq: u64,
+    /// `latency_offset` (seed 002): ns added to the vruntime difference at preemption checks;
+    /// negative for latency-sensitive entities.
+    pub latency_offset: i64,
+    /// `on_latency`: in its cfs_rq's latency timeline, under the key `latency_key`.
+    pub on_latency: bool,
+    latency_key: (u64, u64),
 }
 
 /// `struct cfs_rq`.
@@ -141,6 +159,9 @@ pub struct CfsRq {
     /// The timeline: entities waiting to run, ordered by (vruntime, insertion). The running
     /// entity (`curr`) is not in it, as in the kernel.
     timeline: Vec<(u64, u64, SeId)>,
+    /// The latency timeline of patch 7: waiting entities with a negative latency offset that
+    /// qualified at insertion, ordered by (vruntime + latency_offset, insertion).
+    latency_timeline: Vec<(u64, u64, SeId)>,
     pub curr: Option<SeId>,
     pub next: Option<SeId>,
     pub last: Option<SeId>,
@@ -239,6 +260,10 @@ pub struct Fair {
     util_est_fastup: bool,
     free_ses: Vec<SeId>,
     tree_seq: u64,
+    /// `variant.latency_nice` and its fixes.
+    latency_nice: LatencyNice,
+    gentle_offset: bool,
+    sleeper_credit: bool,
 }
 
 impl Fair {
@@ -256,6 +281,9 @@ impl Fair {
             util_est_fastup: v.features.util_est_fastup,
             free_ses: Vec::new(),
             tree_seq: 0,
+            latency_nice: v.latency_nice,
+            gentle_offset: v.latency_nice_gentle_offset,
+            sleeper_credit: v.latency_nice_sleeper_credit,
         }
     }
 
@@ -544,15 +572,7 @@ impl Fair {
             vruntime += self.sched_vslice(cfs, se);
         }
         if !initial {
-            let mut thresh = if self.ses[se].idle {
-                self.tun.min_granularity
-            } else {
-                self.tun.latency
-            };
-            if self.feat.gentle_fair_sleepers {
-                thresh >>= 1;
-            }
-            vruntime = vruntime.saturating_sub(thresh);
+            vruntime = vruntime.saturating_sub(self.sleeper_thresh(self.ses[se].idle));
         }
         // Never gain time by being placed backwards.
         let e = &mut self.ses[se];
@@ -583,6 +603,7 @@ impl Fair {
         }
         if !is_curr {
             self.tree_insert(cfs, se);
+            self.enqueue_latency(cfs, se, flags.wakeup);
         }
         self.ses[se].on_rq = true;
     }
@@ -610,6 +631,7 @@ impl Fair {
         self.clear_buddies(cfs, se);
         if self.rqs[cfs].curr != Some(se) {
             self.tree_remove(cfs, se);
+            self.dequeue_latency(cfs, se);
         }
         self.ses[se].on_rq = false;
         self.account_dequeue(cfs, se);
@@ -621,6 +643,141 @@ impl Fair {
         self.update_min_vruntime(cfs);
     }
 
+    /// How far behind min_vruntime a sleeper is placed (`get_sched_latency()` of the
+    /// sleeper-credit fix): the latency, or the min granularity for SCHED_IDLE, halved under
+    /// GENTLE_FAIR_SLEEPERS.
+    fn sleeper_thresh(&self, idle: bool) -> u64 {
+        let thresh = if idle {
+            self.tun.min_granularity
+        } else {
+            self.tun.latency
+        };
+        if self.feat.gentle_fair_sleepers {
+            thresh >> 1
+        } else {
+            thresh
+        }
+    }
+
+    /// The period latency offsets are fractions of: the scaled `sysctl_sched_latency`, halved
+    /// under GENTLE_FAIR_SLEEPERS with the gentle-offset fix (so a latency-nice task cannot
+    /// preempt further than sleepers are placed).
+    fn latency_period(&self) -> i64 {
+        let period = self.tun.latency as i64;
+        if self.gentle_offset && self.feat.gentle_fair_sleepers {
+            period >> 1
+        } else {
+            period
+        }
+    }
+
+    /// `set_latency_offset()` / `cpu_latency_nice_write_s64()`: the offset of a latency nice
+    /// value, from the latency as it is now (not recomputed if the sysctl changes later).
+    /// Zero without the latency-nice series.
+    pub fn latency_offset(&self, latency_nice: i32) -> i64 {
+        if self.latency_nice == LatencyNice::Off {
+            return 0;
+        }
+        let idx = (latency_nice.clamp(MIN_LATENCY_NICE, MAX_LATENCY_NICE) + 20) as usize;
+        // div_s64() truncates toward zero, as Rust's `/` does.
+        self.latency_period() * SCHED_LATENCY_TO_WEIGHT[idx] / NICE_LATENCY_WEIGHT_MAX
+    }
+
+    /// `cpu_latency_nice_read_s64()` with Dietmar's fix: the latency nice whose table weight
+    /// is closest to `offset` as a fraction of the same period the write used.
+    pub fn latency_nice_of_offset(&self, offset: i64) -> i32 {
+        let weight = offset * NICE_LATENCY_WEIGHT_MAX / self.latency_period().max(1);
+        let mut last_delta = i64::MAX;
+        let mut prio = 0;
+        while prio < SCHED_LATENCY_TO_WEIGHT.len() {
+            let delta = (SCHED_LATENCY_TO_WEIGHT[prio] - weight).abs();
+            if delta >= last_delta {
+                break;
+            }
+            last_delta = delta;
+            prio += 1;
+        }
+        prio as i32 - 1 - 20
+    }
+
+    /// Set the latency offset of a dequeued entity (`__setscheduler_latency()` runs between
+    /// the dequeue and the enqueue of `__sched_setscheduler()`).
+    pub fn set_latency_offset(&mut self, se: SeId, offset: i64) {
+        let e = &mut self.ses[se];
+        debug_assert!(!e.on_latency, "latency offset changed while in the tree");
+        e.latency_offset = offset;
+    }
+
+    /// `wakeup_latency_gran()`: how much the latency offsets shift the vruntime comparison of
+    /// `se` against `curr`. Both offsets count as soon as either is negative (the `||` Chen Yu
+    /// asked about: the same delta of latency nice gives the same offset).
+    fn wakeup_latency_gran(&self, curr: SeId, se: SeId) -> i64 {
+        let (c, s) = (self.ses[curr].latency_offset, self.ses[se].latency_offset);
+        if s < 0 || c < 0 {
+            s - c
+        } else {
+            s
+        }
+    }
+
+    /// `__enqueue_latency()` (patch 7): a latency-sensitive entity enters the latency timeline
+    /// at wakeup, or when put back after running less than the min granularity (preempted by
+    /// a higher class or a more latency-sensitive entity).
+    fn enqueue_latency(&mut self, cfs: usize, se: SeId, wakeup: bool) {
+        if self.latency_nice != LatencyNice::V5Rbtree {
+            return;
+        }
+        let e = &self.ses[se];
+        if e.latency_offset >= 0 || e.on_latency {
+            return;
+        }
+        if !wakeup && e.sum_exec_runtime - e.prev_sum_exec_runtime >= self.tun.min_granularity {
+            return;
+        }
+        self.tree_seq += 1;
+        let key = (
+            e.vruntime.wrapping_add(e.latency_offset as u64),
+            self.tree_seq,
+        );
+        let tl = &mut self.rqs[cfs].latency_timeline;
+        let i = tl.partition_point(|x| (x.0, x.1) < key);
+        tl.insert(i, (key.0, key.1, se));
+        let e = &mut self.ses[se];
+        e.latency_key = key;
+        e.on_latency = true;
+    }
+
+    /// `__dequeue_latency()`.
+    fn dequeue_latency(&mut self, cfs: usize, se: SeId) {
+        if !self.ses[se].on_latency {
+            return;
+        }
+        let key = self.ses[se].latency_key;
+        let tl = &mut self.rqs[cfs].latency_timeline;
+        let i = tl.partition_point(|x| (x.0, x.1) < key);
+        debug_assert!(
+            tl.get(i).map(|x| x.2) == Some(se),
+            "entity not in its latency timeline"
+        );
+        tl.remove(i);
+        self.ses[se].on_latency = false;
+    }
+
+    /// `check_preempt_from_others()` (patch 4): a latency-sensitive entity enqueued while
+    /// another class (or idle) runs cannot preempt now, so it becomes the next buddy if it
+    /// would have preempted the entity CFS would pick.
+    pub fn check_preempt_from_others(&mut self, cfs: usize, se: SeId) {
+        if self.ses[se].latency_offset >= 0 || self.rqs[cfs].nr_running <= 1 {
+            return;
+        }
+        let next = self.rqs[cfs].next.or_else(|| self.rqs[cfs].first());
+        if let Some(next) = next {
+            if self.wakeup_preempt_entity(next, se) == 1 {
+                self.rqs[cfs].next = Some(se);
+            }
+        }
+    }
+
     /// `wakeup_gran()`.
     fn wakeup_gran(&self, se: SeId) -> u64 {
         self.calc_delta_fair(self.tun.wakeup_granularity, se)
@@ -629,7 +786,20 @@ impl Fair {
     /// `wakeup_preempt_entity()`: -1 if `se` is not ahead of `curr`, 1 if it is ahead by more
     /// than the wakeup granularity, 0 in between.
     pub fn wakeup_preempt_entity(&self, curr: SeId, se: SeId) -> i32 {
-        let vdiff = self.ses[curr].vruntime.wrapping_sub(self.ses[se].vruntime) as i64;
+        if self.sleeper_credit {
+            // A sleeper placed a whole (gentle) latency behind min_vruntime has credit to
+            // use: it preempts, whatever the latency offsets say.
+            let cfs = self.ses[curr].cfs_rq;
+            let min_vdiff = self.rqs[cfs]
+                .min_vruntime
+                .wrapping_sub(self.ses[se].vruntime) as i64;
+            let period = self.sleeper_thresh(false) as i64 - self.tun.min_granularity as i64;
+            if min_vdiff >= period {
+                return 1;
+            }
+        }
+        let mut vdiff = self.ses[curr].vruntime.wrapping_sub(self.ses[se].vruntime) as i64;
+        vdiff -= self.wakeup_latency_gran(curr, se);
         if vdiff <= 0 {
             return -1;
         }
@@ -657,6 +827,13 @@ impl Fair {
         } else if let Some(last) = rq.last.filter(|&l| self.wakeup_preempt_entity(l, left) < 1) {
             se = last;
         }
+        // Patch 7: a latency-sensitive entity waiting to run goes first unless that would be
+        // unfair to the pick by more than the wakeup granularity.
+        if let Some(&(_, _, latency)) = rq.latency_timeline.first() {
+            if latency != se && self.wakeup_preempt_entity(latency, se) < 1 {
+                se = latency;
+            }
+        }
         Some(se)
     }
 
@@ -666,6 +843,7 @@ impl Fair {
         self.clear_buddies(cfs, se);
         if self.ses[se].on_rq {
             self.tree_remove(cfs, se);
+            self.dequeue_latency(cfs, se);
             self.update_load_avg(cfs, se, LoadAvgAction::Update);
         }
         self.rqs[cfs].curr = Some(se);
@@ -680,6 +858,7 @@ impl Fair {
         if self.ses[se].on_rq {
             self.update_curr(cfs, now);
             self.tree_insert(cfs, se);
+            self.enqueue_latency(cfs, se, false);
             self.update_load_avg(cfs, se, LoadAvgAction::Update);
         }
         self.rqs[cfs].curr = None;
@@ -701,7 +880,8 @@ impl Fair {
         let Some(first) = self.rqs[cfs].first() else {
             return Preempt::No;
         };
-        let delta = e.vruntime.wrapping_sub(self.ses[first].vruntime) as i64;
+        let mut delta = e.vruntime.wrapping_sub(self.ses[first].vruntime) as i64;
+        delta -= self.wakeup_latency_gran(curr, first);
         if delta > ideal as i64 {
             Preempt::Yes
         } else {
@@ -833,6 +1013,20 @@ impl Fair {
                 .filter(|&c| self.ses[c].on_rq)
                 .map_or(0, |c| self.ses[c].load.weight);
         debug_assert_eq!(w, rq.load.weight, "cfs_rq {cfs}: load out of step");
+        // The latency timeline: ordered, only waiting latency-sensitive entities of this queue.
+        debug_assert!(rq
+            .latency_timeline
+            .windows(2)
+            .all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
+        if self.latency_nice != LatencyNice::V5Rbtree {
+            debug_assert!(rq.latency_timeline.is_empty());
+        }
+        for &(k, seq, se) in &rq.latency_timeline {
+            let e = &self.ses[se];
+            debug_assert!(e.on_latency && e.on_rq && e.cfs_rq == cfs && rq.curr != Some(se));
+            debug_assert!(e.latency_offset < 0 && e.latency_key == (k, seq));
+            debug_assert!(k == e.vruntime.wrapping_add(e.latency_offset as u64));
+        }
         // Queued vruntimes stay near min_vruntime (a wrapped, un-renormalised one would not).
         for &(v, _, se) in &rq.timeline {
             let lag = v.abs_diff(rq.min_vruntime);

@@ -141,6 +141,10 @@ pub struct Task {
     pub cgroup: usize,
     /// uclamp requests and effective values.
     pub uclamp: TaskUclamp,
+    /// `latency_nice` (seed 002; the kernel keeps `latency_prio` = this + 20).
+    pub latency_nice: i32,
+    /// `sched_reset_on_fork`.
+    pub sched_reset_on_fork: bool,
     /// sched_setattr calls (rt-app's util_min/util_max) that failed, and the last errno.
     pub setattr_errors: u64,
     pub last_setattr_errno: Option<&'static str>,

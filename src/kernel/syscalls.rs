@@ -10,11 +10,13 @@ use super::futex::Outcome;
 use super::sched::{Activity, Class, TaskId, TaskState};
 use super::uclamp::{
     apply_setattr_uclamp, setattr_syscall_checks, sync_rt_default, validate_setattr, Errno,
-    SchedAttr, SetattrConfig, SetattrTask, SCHED_ATTR_SIZE_VER1, SCHED_BATCH, SCHED_DEADLINE,
-    SCHED_FIFO, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_UTIL_CLAMP_MAX, SCHED_FLAG_UTIL_CLAMP_MIN,
-    SCHED_IDLE, SCHED_NORMAL, SCHED_RR,
+    SchedAttr, SetattrConfig, SetattrTask, SCHED_ATTR_SIZE_VER1, SCHED_ATTR_SIZE_VER2, SCHED_BATCH,
+    SCHED_DEADLINE, SCHED_FIFO, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_KEEP_PARAMS,
+    SCHED_FLAG_LATENCY_NICE, SCHED_FLAG_RESET_ON_FORK, SCHED_FLAG_UTIL_CLAMP,
+    SCHED_FLAG_UTIL_CLAMP_MAX, SCHED_FLAG_UTIL_CLAMP_MIN, SCHED_IDLE, SCHED_NORMAL, SCHED_RR,
 };
 use super::variant::AdminTarget;
+use super::variant::LatencyNice;
 use crate::platform::SCHED_CAPACITY_SCALE;
 use crate::sim::{EventQueue, Time};
 use crate::trace::TraceEvent;
@@ -109,6 +111,10 @@ impl Kernel {
             Syscall::SetUclamp { min, max } => {
                 // A refusal is counted on the task (rt-app logs it and goes on).
                 let _ = self.set_uclamp(t, min, max, now, q);
+            }
+            Syscall::SetLatencyNice(v) => {
+                // A refusal is counted on the task, as for uclamp.
+                let _ = self.set_latency_nice(t, v, now, q);
             }
             Syscall::SetTaskgroup(g) => self.move_to_taskgroup(t, g, now, q),
             Syscall::Exit => {
@@ -296,6 +302,167 @@ impl Kernel {
         }
     }
 
+    /// The ABI configuration of this kernel: CONFIG_UCLAMP_TASK and whether the latency-nice
+    /// series (SCHED_FLAG_LATENCY_NICE, `struct sched_attr` VER2) is applied.
+    fn setattr_config(&self) -> SetattrConfig {
+        SetattrConfig {
+            uclamp_task: self.variant.uclamp_task,
+            latency_nice: self.variant.latency_nice != LatencyNice::Off,
+        }
+    }
+
+    /// The live thread with this pid.
+    fn task_by_pid(&self, pid: i32) -> Option<TaskId> {
+        self.tasks
+            .iter()
+            .position(|t| i64::from(t.pid) == i64::from(pid) && !matches!(t.state, TaskState::Dead))
+    }
+
+    /// `sched_setattr()` with SCHED_FLAG_KEEP_ALL | SCHED_FLAG_LATENCY_NICE and a VER2 struct,
+    /// as a thread sets its latency nice (rt-app's `latency_nice`, `task.X.latency_nice`).
+    /// A refused call is counted with its errno.
+    pub(super) fn set_latency_nice(
+        &mut self,
+        t: TaskId,
+        latency_nice: i32,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) -> Result<(), Errno> {
+        let attr = SchedAttr {
+            size: SCHED_ATTR_SIZE_VER2,
+            flags: SCHED_FLAG_KEEP_ALL | SCHED_FLAG_LATENCY_NICE,
+            latency_nice,
+            ..SchedAttr::default()
+        };
+        let pid = self.tasks[t].pid as i32;
+        let result = self.sched_setattr(pid, &attr, 0, now, q);
+        if let Err(e) = result {
+            let task = &mut self.tasks[t];
+            task.setattr_errors += 1;
+            task.last_setattr_errno = Some(e.name());
+        }
+        result
+    }
+
+    /// `sys_sched_setattr(pid, attr, flags)` from outside the simulated threads (a test, a
+    /// tool): the ABI checks, `get_params()` under SCHED_FLAG_KEEP_PARAMS,
+    /// `__sched_setscheduler()`'s checks, then the change with the task dequeued: policy and
+    /// parameters, reset_on_fork, latency nice (`__setscheduler_latency()`, the offset from
+    /// the latency as it is now) and uclamp. pid 0 (the caller) names no simulated thread.
+    pub fn sched_setattr(
+        &mut self,
+        pid: i32,
+        attr: &SchedAttr,
+        flags: u32,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) -> Result<(), Errno> {
+        let config = self.setattr_config();
+        let mut a = setattr_syscall_checks(pid, flags, attr, config)?;
+        let t = self.task_by_pid(pid).ok_or(Errno::ESRCH)?;
+        let task = &self.tasks[t];
+        if a.flags & SCHED_FLAG_KEEP_PARAMS != 0 {
+            a.nice = task.nice;
+            a.priority = task.rt_priority;
+            a.runtime = task.dl.dl_runtime;
+            a.deadline = task.dl.dl_deadline;
+            a.period = task.dl.dl_period;
+        }
+        let target = SetattrTask {
+            policy: policy_number(task.policy),
+            reset_on_fork: task.sched_reset_on_fork,
+            uclamp: &task.uclamp,
+        };
+        let a = validate_setattr(&a, target, config, &mut self.uclamp)?;
+        let policy = policy_of(a.policy);
+        let params = SchedParams {
+            policy,
+            priority: if policy.is_rt() {
+                a.priority as i32
+            } else {
+                a.nice
+            },
+            dl_runtime_ns: a.runtime,
+            dl_deadline_ns: a.deadline,
+            dl_period_ns: a.period,
+        };
+        let (nice, rt_priority) = split_priority(params);
+        let task = &mut self.tasks[t];
+        task.sched_reset_on_fork = a.flags & SCHED_FLAG_RESET_ON_FORK != 0;
+        let latency_change =
+            a.flags & SCHED_FLAG_LATENCY_NICE != 0 && a.latency_nice != task.latency_nice;
+        let (old, new) = (&task.dl, dl_entity(params));
+        let dl_change = policy == Policy::Deadline
+            && (old.dl_runtime, old.dl_deadline, old.dl_period)
+                != (new.dl_runtime, new.dl_deadline, new.dl_period);
+        let unchanged = task.policy == policy
+            && task.nice == nice
+            && task.rt_priority == rt_priority
+            && !dl_change
+            && !latency_change
+            && a.flags & SCHED_FLAG_UTIL_CLAMP == 0;
+        if unchanged {
+            return Ok(());
+        }
+        self.requeue(t, now, q, |k, t| {
+            let idle = policy == Policy::Idle;
+            let task = &mut k.tasks[t];
+            task.policy = policy;
+            task.nice = nice;
+            task.rt_priority = rt_priority;
+            task.dl = dl_entity(params);
+            k.fair
+                .reweight(task.se, LoadWeight::for_nice(nice, idle), idle);
+            if a.flags & SCHED_FLAG_LATENCY_NICE != 0 {
+                task.latency_nice = a.latency_nice;
+                let offset = k.fair.latency_offset(a.latency_nice);
+                k.fair.set_latency_offset(task.se, offset);
+            }
+            if k.variant.uclamp_task {
+                let is_rt = task.class() != Class::Fair;
+                apply_setattr_uclamp(&mut task.uclamp, &a, &k.uclamp, is_rt);
+            }
+        });
+        Ok(())
+    }
+
+    /// `sys_sched_getattr(pid)`: the thread's policy, parameters, reset_on_fork flag, uclamp
+    /// requests and latency nice, in a struct of the kernel's size.
+    pub fn sched_getattr(&self, pid: i32) -> Result<SchedAttr, Errno> {
+        if pid < 0 {
+            return Err(Errno::EINVAL);
+        }
+        let t = self.task_by_pid(pid).ok_or(Errno::ESRCH)?;
+        let task = &self.tasks[t];
+        let config = self.setattr_config();
+        Ok(SchedAttr {
+            size: if config.latency_nice {
+                SCHED_ATTR_SIZE_VER2
+            } else {
+                SCHED_ATTR_SIZE_VER1
+            },
+            policy: policy_number(task.policy),
+            flags: if task.sched_reset_on_fork {
+                SCHED_FLAG_RESET_ON_FORK
+            } else {
+                0
+            },
+            nice: task.nice,
+            priority: task.rt_priority,
+            runtime: task.dl.dl_runtime,
+            deadline: task.dl.dl_deadline,
+            period: task.dl.dl_period,
+            util_min: task.uclamp.req[0].value as i32,
+            util_max: task.uclamp.req[1].value as i32,
+            latency_nice: if config.latency_nice {
+                task.latency_nice
+            } else {
+                0
+            },
+            trailing_nonzero: false,
+        })
+    }
+
     /// `sched_move_task()`: the running task joins the cgroup of the workload's taskgroup `g`.
     pub(super) fn move_to_taskgroup(
         &mut self,
@@ -370,6 +537,13 @@ impl Kernel {
                     self.set_uclamp(t, lo, hi, now, q)
                 }
             },
+            AdminTarget::TaskLatencyNice { task } => match self.task_by_name(task) {
+                None => Err(Errno::ESRCH),
+                Some(t) => {
+                    let v = w.value.parse::<i32>().unwrap_or(i32::MIN);
+                    self.set_latency_nice(t, v, now, q)
+                }
+            },
             AdminTarget::TaskCgroup { task } => match self.task_by_name(task) {
                 None => Err(Errno::ESRCH),
                 Some(t) => {
@@ -411,6 +585,18 @@ impl Kernel {
                     .update_active(&mut self.tasks[t].uclamp, ctx, &self.uclamp);
             }
         }
+    }
+}
+
+/// The policy of a `sched_attr` policy number that `validate_setattr` accepted.
+fn policy_of(n: i32) -> Policy {
+    match n {
+        SCHED_FIFO => Policy::Fifo,
+        SCHED_RR => Policy::Rr,
+        SCHED_BATCH => Policy::Batch,
+        SCHED_IDLE => Policy::Idle,
+        SCHED_DEADLINE => Policy::Deadline,
+        _ => Policy::Other,
     }
 }
 

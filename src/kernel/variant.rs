@@ -39,6 +39,66 @@ impl UpdateSites {
     }
 }
 
+/// `variant.latency_nice`: which part of seed 002's latency-nice series is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyNice {
+    /// Mainline v6.1: no latency nice (SCHED_FLAG_LATENCY_NICE is EINVAL).
+    Off,
+    /// Patches 1-6: the attribute, its offset at wakeup and tick preemption, the cgroup file.
+    V5,
+    /// Patch 7 as well: the latency rb-tree consulted by `pick_next_entity()`.
+    V5Rbtree,
+}
+
+impl LatencyNice {
+    pub const NAMES: &'static [&'static str] = &["off", "v5", "v5+rbtree"];
+
+    pub fn parse(s: &str) -> Option<LatencyNice> {
+        match s {
+            "off" => Some(LatencyNice::Off),
+            "v5" => Some(LatencyNice::V5),
+            "v5+rbtree" => Some(LatencyNice::V5Rbtree),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyNice::Off => "off",
+            LatencyNice::V5 => "v5",
+            LatencyNice::V5Rbtree => "v5+rbtree",
+        }
+    }
+}
+
+/// `variant.fair`: the fair class's policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FairPolicy {
+    /// CFS as in v6.1.
+    Cfs,
+    /// EEVDF as merged in v6.6, with v6.12's custom slices.
+    Eevdf,
+}
+
+impl FairPolicy {
+    pub const NAMES: &'static [&'static str] = &["cfs", "eevdf"];
+
+    pub fn parse(s: &str) -> Option<FairPolicy> {
+        match s {
+            "cfs" => Some(FairPolicy::Cfs),
+            "eevdf" => Some(FairPolicy::Eevdf),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FairPolicy::Cfs => "cfs",
+            FairPolicy::Eevdf => "eevdf",
+        }
+    }
+}
+
 /// A write to a cgroup file, as `echo VALUE > /sys/fs/cgroup<path>/<file>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CgroupWrite {
@@ -64,6 +124,10 @@ pub enum AdminTarget {
         path: String,
         file: String,
     },
+    /// `sched_setattr()` of a thread's latency nice (SCHED_FLAG_LATENCY_NICE), by thread name.
+    TaskLatencyNice {
+        task: String,
+    },
     /// `sched_setattr()` of a thread's uclamp min (`min` true) or max, by thread name.
     TaskUclamp {
         task: String,
@@ -85,6 +149,7 @@ impl AdminTarget {
                 format!("task.{task}.uclamp.{}", if *min { "min" } else { "max" })
             }
             AdminTarget::TaskCgroup { task } => format!("task.{task}.cgroup"),
+            AdminTarget::TaskLatencyNice { task } => format!("task.{task}.latency_nice"),
         }
     }
 }
@@ -117,6 +182,15 @@ pub struct Variant {
     /// Writes made while the workload runs (`--set-at TIME:KEY=VALUE`), as an init script or
     /// a power HAL makes them; their results (ok or an errno) are reported, and the run goes on.
     pub timed_writes: Vec<TimedWrite>,
+    /// `variant.latency_nice` and its follow-up fixes from the review of seed 002:
+    /// `variant.latency_nice_gentle_offset` (the offset spans half the latency under
+    /// GENTLE_FAIR_SLEEPERS) and `variant.latency_nice_sleeper_credit` (a sleeper placed a
+    /// whole gentle latency behind min_vruntime preempts in `wakeup_preempt_entity()`).
+    pub latency_nice: LatencyNice,
+    pub latency_nice_gentle_offset: bool,
+    pub latency_nice_sleeper_credit: bool,
+    /// `variant.fair`: CFS or EEVDF.
+    pub fair: FairPolicy,
     /// `cpufreq.governor`: the governor of every policy.
     pub governor: GovernorKind,
     /// `cpufreq.<tunable>`: the governors' sysfs tunables.
@@ -198,6 +272,10 @@ impl Default for Variant {
             sysctl_writes: Vec::new(),
             cgroup_writes: Vec::new(),
             timed_writes: Vec::new(),
+            latency_nice: LatencyNice::Off,
+            latency_nice_gentle_offset: false,
+            latency_nice_sleeper_credit: false,
+            fair: FairPolicy::Cfs,
             governor: GovernorKind::Schedutil,
             cpufreq: Tunables::default(),
             hz: 250,
@@ -272,6 +350,16 @@ const KNOBS: &[Knob] = &[
         "variant.cgroup_online_no_eff_update",
         Bool,
         cgroup_online_no_eff_update
+    ),
+    knob!(
+        "variant.latency_nice_gentle_offset",
+        Bool,
+        latency_nice_gentle_offset
+    ),
+    knob!(
+        "variant.latency_nice_sleeper_credit",
+        Bool,
+        latency_nice_sleeper_credit
     ),
     knob!(
         "feature.GENTLE_FAIR_SLEEPERS",
@@ -352,6 +440,8 @@ const UPDATE_SITES_KEY: &str = "variant.cpufreq_update_sites";
 const RT_SYNC_KEY: &str = "variant.uclamp_rt_sync";
 const STATIC_KEY_KEY: &str = "variant.uclamp_static_key";
 const TG_RESTRICT_KEY: &str = "variant.uclamp_tg_restrict";
+const LATENCY_NICE_KEY: &str = "variant.latency_nice";
+const FAIR_KEY: &str = "variant.fair";
 
 fn parse_bool(raw: &str) -> Option<bool> {
     match raw {
@@ -441,6 +531,16 @@ impl Variant {
             self.uclamp_tg_restrict = TgRestrict::from_name(raw).expect("checked above");
             return Ok(());
         }
+        if key == LATENCY_NICE_KEY {
+            self.latency_nice = LatencyNice::parse(raw)
+                .ok_or_else(|| bad(format!("one of {}", LatencyNice::NAMES.join(", "))))?;
+            return Ok(());
+        }
+        if key == FAIR_KEY {
+            self.fair = FairPolicy::parse(raw)
+                .ok_or_else(|| bad(format!("one of {}", FairPolicy::NAMES.join(", "))))?;
+            return Ok(());
+        }
         if key == UPDATE_SITES_KEY {
             self.cpufreq_update_sites = UpdateSites::parse(raw)
                 .ok_or_else(|| bad(format!("one of {}", UpdateSites::NAMES.join(", "))))?;
@@ -501,11 +601,14 @@ impl Variant {
                 }
             } else if let Some(task) = rest.strip_suffix(".cgroup") {
                 AdminTarget::TaskCgroup { task: task.into() }
+            } else if let Some(task) = rest.strip_suffix(".latency_nice") {
+                AdminTarget::TaskLatencyNice { task: task.into() }
             } else {
                 return Err(InputError::new(
                     source,
                     key,
-                    "task.<thread>.uclamp.min, task.<thread>.uclamp.max or task.<thread>.cgroup",
+                    "task.<thread>.uclamp.min, task.<thread>.uclamp.max, \
+                     task.<thread>.latency_nice or task.<thread>.cgroup",
                     format!("`{key}`"),
                 ));
             };
@@ -516,6 +619,7 @@ impl Variant {
             if !valid {
                 let expected = match target {
                     AdminTarget::TaskCgroup { .. } => "a cgroup path from /",
+                    AdminTarget::TaskLatencyNice { .. } => "an integer latency nice",
                     _ => "an integer clamp (-1 resets)",
                 };
                 return Err(InputError::new(source, key, expected, format!("`{value}`")));
@@ -588,6 +692,11 @@ impl Variant {
             UPDATE_SITES_KEY.to_string(),
             Value::from(self.cpufreq_update_sites.name()),
         );
+        m.insert(
+            LATENCY_NICE_KEY.to_string(),
+            Value::from(self.latency_nice.name()),
+        );
+        m.insert(FAIR_KEY.to_string(), Value::from(self.fair.name()));
         for k in KNOBS {
             m.insert(k.key.to_string(), (k.get)(self));
         }
@@ -649,7 +758,7 @@ mod tests {
         let j = Variant::default().to_json();
         assert_eq!(
             j.as_object().unwrap().len(),
-            KNOBS.len() + 3 + Tunables::KEYS.len()
+            KNOBS.len() + 5 + Tunables::KEYS.len()
         );
         assert_eq!(j["config.HZ"], 250);
     }

@@ -43,6 +43,8 @@ pub struct TaskResult {
     pub uclamp_max: u32,
     /// The requests as `sched_getattr` returns them (`sched_util_min`, `sched_util_max`).
     pub uclamp_request: [u32; 2],
+    /// The latency nice `sched_getattr` returns (seed 002; 0 without the series).
+    pub latency_nice: i32,
     /// rt-app's util_min/util_max requests the kernel refused, and the last errno.
     pub setattr_errors: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -173,6 +175,7 @@ impl Results {
                     .map(|(c, &ns)| (c.to_string(), ns))
                     .collect(),
                 uclamp_request: [t.uclamp.req[0].value, t.uclamp.req[1].value],
+                latency_nice: t.latency_nice,
                 uclamp_min: k.uclamp_eff_now(id).0,
                 uclamp_max: k.uclamp_eff_now(id).1,
                 setattr_errors: t.setattr_errors,

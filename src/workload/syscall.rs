@@ -122,6 +122,8 @@ pub enum Syscall {
         min: Option<i32>,
         max: Option<i32>,
     },
+    /// `sched_setattr()` with SCHED_FLAG_LATENCY_NICE (seed 002): the thread's latency nice.
+    SetLatencyNice(i32),
     /// Move this thread to the task group at index `group` of `Workload::taskgroups`.
     SetTaskgroup(usize),
     /// Thread end.

@@ -224,11 +224,11 @@ enum Pending {
     },
 }
 
-/// Requests queued by one event or prologue, returned one per step. Four is the most any
-/// sequence needs (a phase prologue: affinity, scheduler, uclamp, task group).
+/// Requests queued by one event or prologue, returned one per step. Five is the most any
+/// sequence needs (a phase prologue: affinity, scheduler, uclamp, latency nice, task group).
 #[derive(Debug, Clone)]
 struct Outbox {
-    buf: [(Syscall, Pending); 4],
+    buf: [(Syscall, Pending); 5],
     head: usize,
     len: usize,
 }
@@ -236,7 +236,7 @@ struct Outbox {
 impl Outbox {
     fn new() -> Outbox {
         Outbox {
-            buf: [(Syscall::Yield, Pending::None); 4],
+            buf: [(Syscall::Yield, Pending::None); 5],
             head: 0,
             len: 0,
         }
@@ -245,7 +245,7 @@ impl Outbox {
     fn push(&mut self, call: Syscall, then: Pending) {
         assert!(
             self.len < self.buf.len(),
-            "outbox sequences are at most 4 requests"
+            "outbox sequences are at most 5 requests"
         );
         self.buf[(self.head + self.len) % self.buf.len()] = (call, then);
         self.len += 1;
@@ -290,6 +290,7 @@ pub struct Thread {
     task_params: SchedParams,
     task_util: (Option<i32>, Option<i32>),
     task_taskgroup: Option<usize>,
+    task_latency_nice: Option<i32>,
     /// Per workload timer: whether this thread has its own copy.
     timer_unique: Vec<bool>,
     /// Per semaphore: its mutex and condition.
@@ -317,6 +318,7 @@ pub struct Thread {
     cur_params: SchedParams,
     cur_util: (Option<i32>, Option<i32>),
     cur_taskgroup: Option<usize>,
+    cur_latency_nice: Option<i32>,
 
     iter: IterData,
     logging: bool,
@@ -358,6 +360,7 @@ impl Thread {
             task_params: spec.params,
             task_util: (spec.util_min, spec.util_max),
             task_taskgroup: spec.taskgroup,
+            task_latency_nice: spec.latency_nice,
             timer_unique: workload
                 .timers
                 .iter()
@@ -390,6 +393,7 @@ impl Thread {
             cur_params: spec.params,
             cur_util: (None, None),
             cur_taskgroup: None,
+            cur_latency_nice: None,
             iter: IterData::default(),
             logging: false,
             log: Vec::new(),
@@ -566,6 +570,10 @@ impl Thread {
                 .push(Syscall::SetUclamp { min, max }, Pending::None);
             self.cur_util = (min.or(self.cur_util.0), max.or(self.cur_util.1));
         }
+        if let Some(v) = self.task_latency_nice {
+            self.outbox.push(Syscall::SetLatencyNice(v), Pending::None);
+            self.cur_latency_nice = Some(v);
+        }
         if let Some(g) = self.task_taskgroup {
             self.outbox.push(Syscall::SetTaskgroup(g), Pending::None);
             self.cur_taskgroup = Some(g);
@@ -597,6 +605,12 @@ impl Thread {
                 self.outbox
                     .push(Syscall::SetUclamp { min, max }, Pending::None);
                 self.cur_util = (min.or(self.cur_util.0), max.or(self.cur_util.1));
+            }
+        }
+        if let Some(v) = phase.latency_nice {
+            if Some(v) != self.cur_latency_nice {
+                self.outbox.push(Syscall::SetLatencyNice(v), Pending::None);
+                self.cur_latency_nice = Some(v);
             }
         }
         if let Some(g) = phase.taskgroup {
