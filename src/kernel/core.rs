@@ -384,6 +384,13 @@ impl Kernel {
             _ => (0, self.fair.latency_offset(0)),
         };
         self.fair.set_latency_offset(se, latency_offset);
+        // v6.12: a fair task's sched_runtime is its custom slice (EEVDF).
+        let runtime = if params.policy.is_fair() {
+            params.dl_runtime_ns
+        } else {
+            0
+        };
+        self.fair.set_custom_slice(se, runtime);
         let pid = self.next_pid;
         self.next_pid += 1;
         let comm: String = name.chars().take(COMM_MAX).collect();

@@ -8,7 +8,10 @@
 //! CONFIG_FAIR_GROUP_SCHED are more of the same rows rather than a new data model.
 
 use super::pelt::{self, Removed, SchedAvg};
-use super::variant::{Features, LatencyNice, Variant};
+use super::variant::{FairPolicy, Features, LatencyNice, Variant};
+
+mod eevdf;
+pub use eevdf::{MAX_CUSTOM_SLICE_NS, MIN_CUSTOM_SLICE_NS};
 
 pub type SeId = usize;
 
@@ -145,6 +148,20 @@ pub struct SchedEntity {
     /// `on_latency`: in its cfs_rq's latency timeline, under the key `latency_key`.
     pub on_latency: bool,
     latency_key: (u64, u64),
+    /// EEVDF: virtual deadline of the current request, lag kept over a sleep, the request
+    /// size (wall ns) and whether it is a custom one (`sched_runtime`, v6.12).
+    pub deadline: u64,
+    pub vlag: i64,
+    pub slice: u64,
+    pub custom_slice: bool,
+    /// EEVDF: a new task, placed with half a request (PLACE_DEADLINE_INITIAL).
+    eevdf_initial: bool,
+    /// EEVDF: went to sleep not eligible, so v6.12 would have kept it queued
+    /// (DELAY_DEQUEUE) at this vruntime until it became eligible.
+    delayed: bool,
+    /// EEVDF RUN_TO_PARITY: picked and not yet past its deadline (the kernel marks it by
+    /// `vlag == deadline`).
+    protect: bool,
 }
 
 /// `struct cfs_rq`.
@@ -162,6 +179,14 @@ pub struct CfsRq {
     /// The latency timeline of patch 7: waiting entities with a negative latency offset that
     /// qualified at insertion, ordered by (vruntime + latency_offset, insertion).
     latency_timeline: Vec<(u64, u64, SeId)>,
+    /// EEVDF: the waiting entities ordered by (deadline, insertion), and `avg_vruntime` /
+    /// `avg_load`: the sums of key × weight and weight over them.
+    deadline_timeline: Vec<(u64, u64, SeId)>,
+    avg_vruntime: i128,
+    avg_load: u64,
+    /// EEVDF: the running entity's request ended with others waiting (`resched_curr` from
+    /// `update_deadline`), not yet acted on.
+    eevdf_resched: bool,
     pub curr: Option<SeId>,
     pub next: Option<SeId>,
     pub last: Option<SeId>,
@@ -264,6 +289,9 @@ pub struct Fair {
     latency_nice: LatencyNice,
     gentle_offset: bool,
     sleeper_credit: bool,
+    /// `variant.fair`, and TICK_NSEC (EEVDF's lag limit).
+    policy: FairPolicy,
+    tick_ns: u64,
 }
 
 impl Fair {
@@ -284,6 +312,8 @@ impl Fair {
             latency_nice: v.latency_nice,
             gentle_offset: v.latency_nice_gentle_offset,
             sleeper_credit: v.latency_nice_sleeper_credit,
+            policy: v.fair,
+            tick_ns: v.tick_ns(),
         }
     }
 
@@ -294,6 +324,7 @@ impl Fair {
             idle,
             cfs_rq,
             task,
+            slice: self.base_slice(),
             ..SchedEntity::default()
         };
         pelt::init_entity_runnable_average(&mut se.avg, load.weight);
@@ -326,6 +357,30 @@ impl Fair {
         let tl = &mut self.rqs[cfs].timeline;
         let i = tl.partition_point(|e| (e.0, e.1) < key);
         tl.insert(i, (key.0, key.1, se));
+        if self.policy == FairPolicy::Eevdf {
+            self.avg_vruntime_add(cfs, se, true);
+            let dkey = (self.ses[se].deadline, key.1);
+            let dl = &mut self.rqs[cfs].deadline_timeline;
+            let i = dl.partition_point(|e| (e.0, e.1) < dkey);
+            dl.insert(i, (dkey.0, dkey.1, se));
+        }
+    }
+
+    /// `avg_vruntime_add()` / `avg_vruntime_sub()`.
+    fn avg_vruntime_add(&mut self, cfs: usize, se: SeId, add: bool) {
+        let w = self.ses[se].load.weight;
+        let key = self.ses[se]
+            .vruntime
+            .wrapping_sub(self.rqs[cfs].min_vruntime) as i64;
+        let rq = &mut self.rqs[cfs];
+        let kw = i128::from(key) * i128::from(w);
+        if add {
+            rq.avg_vruntime += kw;
+            rq.avg_load += w;
+        } else {
+            rq.avg_vruntime -= kw;
+            rq.avg_load -= w;
+        }
     }
 
     /// `__dequeue_entity()`.
@@ -338,6 +393,17 @@ impl Fair {
             "entity not in its timeline"
         );
         tl.remove(i);
+        if self.policy == FairPolicy::Eevdf {
+            self.avg_vruntime_add(cfs, se, false);
+            let dkey = (self.ses[se].deadline, key.1);
+            let dl = &mut self.rqs[cfs].deadline_timeline;
+            let i = dl.partition_point(|e| (e.0, e.1) < dkey);
+            debug_assert!(
+                dl.get(i).map(|e| e.2) == Some(se),
+                "not in the deadline timeline"
+            );
+            dl.remove(i);
+        }
     }
 
     /// `calc_delta_fair()`: wall time to virtual time for `se`.
@@ -403,7 +469,11 @@ impl Fair {
             vruntime = if curr.is_some() { vruntime.min(lv) } else { lv };
         }
         let rq = &mut self.rqs[cfs];
+        let old = rq.min_vruntime;
         rq.min_vruntime = rq.min_vruntime.max(vruntime);
+        // The keys of the waiting entities shrink by the advance (`update_min_vruntime()`'s
+        // `avg_vruntime_update()`).
+        rq.avg_vruntime -= i128::from(rq.avg_load) * i128::from(rq.min_vruntime - old);
     }
 
     /// `update_curr()`: charge the running entity for the time since `exec_start`. Returns
@@ -421,6 +491,9 @@ impl Fair {
         e.sum_exec_runtime += delta;
         let dv = self.calc_delta_fair(delta, curr);
         self.ses[curr].vruntime += dv;
+        if self.policy == FairPolicy::Eevdf {
+            self.update_deadline(cfs, curr);
+        }
         self.update_min_vruntime(cfs);
         delta
     }
@@ -596,9 +669,14 @@ impl Fair {
             self.ses[se].vruntime = self.ses[se].vruntime.wrapping_add(min);
         }
         self.ses[se].cfs_rq = cfs;
+        let eevdf = self.policy == FairPolicy::Eevdf;
+        if eevdf && !is_curr {
+            // v6.6 places every enqueue, by lag.
+            self.place_entity_eevdf(cfs, se, flags.wakeup && !flags.migrated);
+        }
         self.update_load_avg(cfs, se, LoadAvgAction::Attach);
         self.account_enqueue(cfs, se);
-        if flags.wakeup {
+        if flags.wakeup && !eevdf {
             self.place_entity(cfs, se, false);
         }
         if !is_curr {
@@ -629,6 +707,10 @@ impl Fair {
         };
         self.update_load_avg(cfs, se, action);
         self.clear_buddies(cfs, se);
+        if self.policy == FairPolicy::Eevdf {
+            self.update_entity_lag(cfs, se);
+            self.ses[se].delayed = flags.wakeup && self.ses[se].vlag < 0;
+        }
         if self.rqs[cfs].curr != Some(se) {
             self.tree_remove(cfs, se);
             self.dequeue_latency(cfs, se);
@@ -812,6 +894,9 @@ impl Fair {
 
     /// `pick_next_entity()` with `curr` already put back into the timeline.
     pub fn pick_next_entity(&self, cfs: usize) -> Option<SeId> {
+        if self.policy == FairPolicy::Eevdf {
+            return self.pick_eevdf(cfs);
+        }
         let rq = &self.rqs[cfs];
         let left = rq.first()?;
         let mut se = left;
@@ -847,9 +932,11 @@ impl Fair {
             self.update_load_avg(cfs, se, LoadAvgAction::Update);
         }
         self.rqs[cfs].curr = Some(se);
+        self.rqs[cfs].eevdf_resched = false;
         let e = &mut self.ses[se];
         e.exec_start = now;
         e.prev_sum_exec_runtime = e.sum_exec_runtime;
+        e.protect = self.policy == FairPolicy::Eevdf;
     }
 
     /// `put_prev_entity()`: the running entity stops running; if still queued it goes back
@@ -895,6 +982,14 @@ impl Fair {
         if let Some(curr) = self.rqs[cfs].curr {
             self.update_load_avg(cfs, curr, LoadAvgAction::Update);
         }
+        if self.policy == FairPolicy::Eevdf {
+            // The request ending in update_curr() is EEVDF's tick preemption.
+            return if std::mem::take(&mut self.rqs[cfs].eevdf_resched) {
+                Preempt::Yes
+            } else {
+                Preempt::No
+            };
+        }
         match self.rqs[cfs].curr {
             Some(curr) if self.rqs[cfs].nr_running > 1 => self.check_preempt_tick(cfs, curr),
             _ => Preempt::No,
@@ -914,6 +1009,19 @@ impl Fair {
     ) -> Preempt {
         if curr == pse {
             return Preempt::No;
+        }
+        if self.policy == FairPolicy::Eevdf {
+            let (cse_idle, pse_idle) = (self.ses[curr].idle, self.ses[pse].idle);
+            if !self.feat.wakeup_preemption {
+                return Preempt::No;
+            }
+            if cse_idle && !pse_idle {
+                return Preempt::Yes;
+            }
+            if cse_idle != pse_idle || !pse_is_normal {
+                return Preempt::No;
+            }
+            return self.check_preempt_eevdf(cfs, curr, pse, now);
         }
         let scale = self.rqs[cfs].nr_running as u64 >= self.tun.nr_latency;
         let mut next_buddy_marked = false;
@@ -956,7 +1064,14 @@ impl Fair {
             self.update_curr(parent_cfs, now);
             self.ses[child].vruntime = self.ses[p].vruntime;
         }
-        self.place_entity(parent_cfs, child, true);
+        if self.policy == FairPolicy::Eevdf {
+            // Placed at its first enqueue, with no lag and half a request.
+            let e = &mut self.ses[child];
+            e.vlag = 0;
+            e.eevdf_initial = true;
+        } else {
+            self.place_entity(parent_cfs, child, true);
+        }
         let min = self.rqs[parent_cfs].min_vruntime;
         let e = &mut self.ses[child];
         e.vruntime = e.vruntime.wrapping_sub(min);
@@ -977,6 +1092,10 @@ impl Fair {
         }
         self.clear_buddies(cfs, se);
         self.update_curr(cfs, now);
+        if self.policy == FairPolicy::Eevdf {
+            self.yield_eevdf(se);
+            return;
+        }
         self.rqs[cfs].skip = Some(se);
     }
 
@@ -1026,6 +1145,9 @@ impl Fair {
             debug_assert!(e.on_latency && e.on_rq && e.cfs_rq == cfs && rq.curr != Some(se));
             debug_assert!(e.latency_offset < 0 && e.latency_key == (k, seq));
             debug_assert!(k == e.vruntime.wrapping_add(e.latency_offset as u64));
+        }
+        if self.policy == FairPolicy::Eevdf {
+            self.check_eevdf(cfs);
         }
         // Queued vruntimes stay near min_vruntime (a wrapped, un-renormalised one would not).
         for &(v, _, se) in &rq.timeline {

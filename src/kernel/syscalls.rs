@@ -195,7 +195,11 @@ impl Kernel {
     ) {
         let (nice, rt_priority) = split_priority(params);
         let task = &self.tasks[t];
-        if task.policy == params.policy && task.nice == nice && task.rt_priority == rt_priority {
+        if task.policy == params.policy
+            && task.nice == nice
+            && task.rt_priority == rt_priority
+            && task.dl.dl_runtime == params.dl_runtime_ns
+        {
             return;
         }
         self.requeue(t, now, q, |k, t| {
@@ -207,6 +211,12 @@ impl Kernel {
             task.dl = dl_entity(params);
             k.fair
                 .reweight(task.se, LoadWeight::for_nice(nice, idle), idle);
+            let runtime = if params.policy.is_fair() {
+                params.dl_runtime_ns
+            } else {
+                0
+            };
+            k.fair.set_custom_slice(task.se, runtime);
         });
     }
 
@@ -399,6 +409,7 @@ impl Kernel {
             && task.nice == nice
             && task.rt_priority == rt_priority
             && !dl_change
+            && old.dl_runtime == new.dl_runtime
             && !latency_change
             && a.flags & SCHED_FLAG_UTIL_CLAMP == 0;
         if unchanged {
@@ -413,6 +424,9 @@ impl Kernel {
             task.dl = dl_entity(params);
             k.fair
                 .reweight(task.se, LoadWeight::for_nice(nice, idle), idle);
+            if policy.is_fair() {
+                k.fair.set_custom_slice(task.se, a.runtime);
+            }
             if a.flags & SCHED_FLAG_LATENCY_NICE != 0 {
                 task.latency_nice = a.latency_nice;
                 let offset = k.fair.latency_offset(a.latency_nice);
