@@ -1,7 +1,9 @@
 //! The cgroup v2 cpu controller's uclamp files (kernel/sched/core.c, CONFIG_UCLAMP_TASK_GROUP):
 //! a hierarchy of task groups, `cpu.uclamp.min` / `cpu.uclamp.max` written as percentages
 //! and read back as the kernel prints them, and the effective clamps each group passes down
-//! (`cpu_util_update_eff`). The root group's clamps follow the uclamp sysctls.
+//! (`cpu_util_update_eff`). The root group's clamps follow the uclamp sysctls. The fair
+//! class's files, `cpu.weight` and `cpu.latency.nice` (seed 002), are parsed here and applied
+//! to the fair class's groups (kernel/sched/fair/group.rs).
 
 use super::uclamp::Errno;
 use crate::platform::SCHED_CAPACITY_SCALE;
@@ -75,6 +77,31 @@ fn parse_percent(s: &str) -> Result<u64, Errno> {
     Ok(pct)
 }
 
+/// `CGROUP_WEIGHT_MIN`, `CGROUP_WEIGHT_DFL`, `CGROUP_WEIGHT_MAX`.
+pub const CGROUP_WEIGHT_MIN: u64 = 1;
+pub const CGROUP_WEIGHT_DFL: u64 = 100;
+pub const CGROUP_WEIGHT_MAX: u64 = 10_000;
+
+/// `cpu_weight_write_u64()`: a weight in 1..=10000 (ERANGE outside; EINVAL if not an
+/// unsigned integer) as shares, `DIV_ROUND_CLOSEST(weight × 1024, 100)`.
+pub fn weight_to_shares(value: &str) -> Result<u64, Errno> {
+    let w: u64 = value.trim().parse().map_err(|_| Errno::EINVAL)?;
+    if !(CGROUP_WEIGHT_MIN..=CGROUP_WEIGHT_MAX).contains(&w) {
+        return Err(Errno::ERANGE);
+    }
+    Ok((w * 1024 + CGROUP_WEIGHT_DFL / 2) / CGROUP_WEIGHT_DFL)
+}
+
+/// `cpu_latency_nice_write_s64()` (seed 002, patch 5): -20..=19, ERANGE outside; EINVAL if
+/// not an integer.
+pub fn parse_latency_nice(value: &str) -> Result<i32, Errno> {
+    let n: i64 = value.trim().parse().map_err(|_| Errno::EINVAL)?;
+    if !(-20..=19).contains(&n) {
+        return Err(Errno::ERANGE);
+    }
+    Ok(n as i32)
+}
+
 impl Cgroups {
     /// The root group and the groups at `paths` ("/a/b"), with their ancestors. The root's
     /// clamps are the sysctls' `root` (min, max).
@@ -133,6 +160,11 @@ impl Cgroups {
             path
         };
         self.groups.iter().position(|g| g.path == path)
+    }
+
+    /// The parent group (the root is its own).
+    pub fn parent(&self, g: usize) -> usize {
+        self.groups[g].parent.unwrap_or(ROOT)
     }
 
     pub fn path(&self, g: usize) -> &str {

@@ -289,6 +289,25 @@ impl Kernel {
             log_scratch: Vec::new(),
             workload,
         };
+        k.sync_fair_groups();
+        for w in &k.variant.cgroup_writes.clone() {
+            if w.file.starts_with("cpu.uclamp.") {
+                continue;
+            }
+            let g = k
+                .cgroups
+                .find(&w.path)
+                .expect("boot_uclamp creates every group");
+            k.write_fair_cgroup(g, &w.file, &w.value, 0).map_err(|e| {
+                InputError::new(
+                    "--set",
+                    format!("cgroup.{}.{}", w.path, w.file),
+                    "cpu.weight 1..=10000 or cpu.latency.nice -20..=19, in a group below the \
+                     root, with CONFIG_FAIR_GROUP_SCHED",
+                    format!("`{}` ({})", w.value, e.name()),
+                )
+            })?;
+        }
         for (spec, _) in k.workload.initial_threads() {
             let t = k.create_task(spec, None);
             let at = if k.variant.start_spread_ns > 0 {
@@ -391,6 +410,8 @@ impl Kernel {
             0
         };
         self.fair.set_custom_slice(se, runtime);
+        let cgroup = parent.map_or(ROOT, |p| self.tasks[p].cgroup);
+        self.fair.set_task_group(se, cgroup);
         let pid = self.next_pid;
         self.next_pid += 1;
         let comm: String = name.chars().take(COMM_MAX).collect();
@@ -416,7 +437,7 @@ impl Kernel {
             activity: Activity::Next,
             wake_gen: 0,
             migrate_pending: false,
-            cgroup: parent.map_or(ROOT, |p| self.tasks[p].cgroup),
+            cgroup,
             uclamp: match parent {
                 Some(p) => {
                     let mut child = uclamp_fork(&self.tasks[p].uclamp, reset, &self.uclamp);
@@ -1201,7 +1222,7 @@ impl Kernel {
         match prev_class {
             Some(Class::Fair) => {
                 let p = prev.expect("a class implies a task");
-                if self.fair.rqs[cpu].curr == Some(self.tasks[p].se) {
+                if self.fair.is_current(self.tasks[p].se) {
                     self.fair.put_prev_entity(cpu, self.tasks[p].se, now);
                 }
             }
@@ -1257,13 +1278,7 @@ impl Kernel {
             .waiting(rq.curr)
             .find(|&t| allowed(t))
             .or_else(|| rq.rt.waiting(rq.curr).find(|&t| allowed(t)))
-            .or_else(|| {
-                self.fair.rqs[src]
-                    .queued()
-                    .rev()
-                    .map(|se| self.fair.ses[se].task)
-                    .find(|&t| allowed(t))
-            });
+            .or_else(|| self.fair.find_task_rev(src, &allowed));
         match pick {
             Some(t) => {
                 self.move_queued_task(t, cpu, now, q);
@@ -1701,6 +1716,9 @@ fn boot_uclamp(variant: &Variant, workload: &Workload) -> Result<(UclampSys, Cgr
         variant.cgroup_online_no_eff_update,
     );
     for w in &variant.cgroup_writes {
+        if !w.file.starts_with("cpu.uclamp.") {
+            continue;
+        }
         let g = cgroups.find(&w.path).expect("created above");
         let id = if w.file == "cpu.uclamp.min" { 0 } else { 1 };
         cgroups.write_uclamp(g, id, &w.value).map_err(|e| {

@@ -11,7 +11,9 @@ use super::pelt::{self, Removed, SchedAvg};
 use super::variant::{FairPolicy, Features, LatencyNice, Variant};
 
 mod eevdf;
+mod group;
 pub use eevdf::{MAX_CUSTOM_SLICE_NS, MIN_CUSTOM_SLICE_NS};
+pub use group::FairGroup;
 
 pub type SeId = usize;
 
@@ -136,8 +138,12 @@ pub struct SchedEntity {
     pub cfs_rq: usize,
     /// SCHED_IDLE entity (`se_is_idle`).
     pub idle: bool,
-    /// The task this entity schedules (`task_of`).
+    /// The task this entity schedules (`task_of`); meaningless for a group entity.
     pub task: usize,
+    /// CONFIG_FAIR_GROUP_SCHED: the queue this group entity owns (`my_q`; None for a task),
+    /// and the task group: a task's own, or the one a group entity represents.
+    pub my_q: Option<usize>,
+    pub tg: usize,
     /// PELT signals of the entity.
     pub avg: SchedAvg,
     /// Tie-break among equal vruntimes: later insertions go right, as in the rbtree.
@@ -167,6 +173,9 @@ pub struct SchedEntity {
 /// `struct cfs_rq`.
 #[derive(Debug, Clone, Default)]
 pub struct CfsRq {
+    /// The CPU (whose root cfs_rq has index `cpu`) and the task group of this queue.
+    pub cpu: usize,
+    pub tg: usize,
     pub load: LoadWeight,
     pub nr_running: u32,
     /// Tasks below this cfs_rq (equal to nr_running without group scheduling).
@@ -211,6 +220,15 @@ impl CfsRq {
     fn after(&self, key: (u64, u64)) -> Option<SeId> {
         let i = self.timeline.partition_point(|e| (e.0, e.1) <= key);
         self.timeline.get(i).map(|e| e.2)
+    }
+
+    /// The next (0), last (1) or skip (2) buddy.
+    fn buddy_mut(&mut self, which: usize) -> &mut Option<SeId> {
+        match which {
+            0 => &mut self.next,
+            1 => &mut self.last,
+            _ => &mut self.skip,
+        }
     }
 
     /// Entities waiting in the timeline, leftmost first.
@@ -292,17 +310,23 @@ pub struct Fair {
     /// `variant.fair`, and TICK_NSEC (EEVDF's lag limit).
     policy: FairPolicy,
     tick_ns: u64,
+    /// CONFIG_FAIR_GROUP_SCHED's task groups, indexed like the cgroups (0: the root).
+    tgs: Vec<FairGroup>,
+    group_sched: bool,
 }
 
 impl Fair {
     pub fn new(nr_cpus: usize, v: &Variant) -> Fair {
-        let rq = CfsRq {
-            min_vruntime: INITIAL_MIN_VRUNTIME,
-            ..CfsRq::default()
-        };
+        let rqs = (0..nr_cpus)
+            .map(|cpu| CfsRq {
+                cpu,
+                min_vruntime: INITIAL_MIN_VRUNTIME,
+                ..CfsRq::default()
+            })
+            .collect();
         Fair {
             ses: Vec::new(),
-            rqs: vec![rq; nr_cpus],
+            rqs,
             tun: Tunables::new(v, nr_cpus),
             feat: v.features.clone(),
             util_est: v.features.util_est,
@@ -314,6 +338,8 @@ impl Fair {
             sleeper_credit: v.latency_nice_sleeper_credit,
             policy: v.fair,
             tick_ns: v.tick_ns(),
+            tgs: vec![FairGroup::root(nr_cpus)],
+            group_sched: v.fair_group_sched,
         }
     }
 
@@ -478,7 +504,7 @@ impl Fair {
 
     /// `update_curr()`: charge the running entity for the time since `exec_start`. Returns
     /// the wall time charged.
-    pub fn update_curr(&mut self, cfs: usize, now: u64) -> u64 {
+    fn update_curr_cfs(&mut self, cfs: usize, now: u64) -> u64 {
         let Some(curr) = self.rqs[cfs].curr else {
             return 0;
         };
@@ -500,19 +526,21 @@ impl Fair {
 
     /// `update_load_avg()`: age the entity (if attached) and the queue, then attach or detach
     /// as asked. A change of the queue's signals flags `util_changed` (`cfs_rq_util_change`).
+    ///
+    /// PELT stays flat under CONFIG_FAIR_GROUP_SCHED: a task's signals attach to its CPU's
+    /// root cfs_rq whatever its group, and group entities carry none, so the root signals
+    /// (the sum over the CPU's tasks, what schedutil reads) are those without groups.
     fn update_load_avg(&mut self, cfs: usize, se: SeId, action: LoadAvgAction) {
-        let rq = &mut self.rqs[cfs];
+        if self.ses[se].my_q.is_some() {
+            return;
+        }
+        let running = self.rqs[cfs].curr == Some(se);
+        let root = self.rqs[cfs].cpu;
+        let rq = &mut self.rqs[root];
         let e = &mut self.ses[se];
         let now = rq.clock_pelt;
         if e.avg.last_update_time != 0 {
-            pelt::update_se(
-                &mut e.avg,
-                now,
-                e.load.weight,
-                rq.curr == Some(se),
-                e.on_rq,
-                1,
-            );
+            pelt::update_se(&mut e.avg, now, e.load.weight, running, e.on_rq, 1);
         }
         let mut decayed = pelt::apply_removed(&mut rq.avg, &mut rq.removed);
         decayed |= pelt::update_cfs_rq(
@@ -597,7 +625,7 @@ impl Fair {
         src_idle: bool,
         now: u64,
     ) {
-        let cfs = self.ses[se].cfs_rq;
+        let cfs = self.rqs[self.ses[se].cfs_rq].cpu;
         let rq = &mut self.rqs[cfs];
         let e = &mut self.ses[se];
         let last = rq.avg.last_update_time;
@@ -608,7 +636,7 @@ impl Fair {
 
     /// `task_dead_fair()`: an exited task's load leaves its queue at the queue's next update.
     pub fn task_dead(&mut self, se: SeId) {
-        let cfs = self.ses[se].cfs_rq;
+        let cfs = self.rqs[self.ses[se].cfs_rq].cpu;
         let rq = &mut self.rqs[cfs];
         let e = &mut self.ses[se];
         let last = rq.avg.last_update_time;
@@ -620,22 +648,36 @@ impl Fair {
         std::mem::take(&mut self.rqs[cfs].util_changed)
     }
 
+    /// `account_entity_enqueue()`, and the task counts of the queue a task entity joins (the
+    /// queues above count it as its group entities go: `enqueue_task_fair()`).
     fn account_enqueue(&mut self, cfs: usize, se: SeId) {
-        let (w, idle) = (self.ses[se].load.weight, self.ses[se].idle);
+        let (w, idle, task) = (
+            self.ses[se].load.weight,
+            self.ses[se].idle,
+            self.ses[se].my_q.is_none(),
+        );
         let rq = &mut self.rqs[cfs];
         rq.load.add(w);
         rq.nr_running += 1;
-        rq.h_nr_running += 1;
-        rq.idle_h_nr_running += u32::from(idle);
+        if task {
+            rq.h_nr_running += 1;
+            rq.idle_h_nr_running += u32::from(idle);
+        }
     }
 
     fn account_dequeue(&mut self, cfs: usize, se: SeId) {
-        let (w, idle) = (self.ses[se].load.weight, self.ses[se].idle);
+        let (w, idle, task) = (
+            self.ses[se].load.weight,
+            self.ses[se].idle,
+            self.ses[se].my_q.is_none(),
+        );
         let rq = &mut self.rqs[cfs];
         rq.load.sub(w);
         rq.nr_running -= 1;
-        rq.h_nr_running -= 1;
-        rq.idle_h_nr_running -= u32::from(idle);
+        if task {
+            rq.h_nr_running -= 1;
+            rq.idle_h_nr_running -= u32::from(idle);
+        }
     }
 
     /// `place_entity()`.
@@ -654,7 +696,7 @@ impl Fair {
 
     /// `enqueue_entity()`. A non-wakeup enqueue (or a migrated wakeup) carries a vruntime
     /// relative to its old queue's min_vruntime, which is renormalised here.
-    pub fn enqueue_entity(&mut self, cfs: usize, se: SeId, flags: QueueFlags, now: u64) {
+    fn enqueue_se(&mut self, cfs: usize, se: SeId, flags: QueueFlags, now: u64) {
         let renorm = !flags.wakeup || flags.migrated;
         let is_curr = self.rqs[cfs].curr == Some(se);
         // Relative vruntimes may be "negative" (behind min_vruntime): u64 wrapping
@@ -663,7 +705,7 @@ impl Fair {
         if renorm && is_curr {
             self.ses[se].vruntime = self.ses[se].vruntime.wrapping_add(min);
         }
-        self.update_curr(cfs, now);
+        self.update_curr_cfs(cfs, now);
         if renorm && !is_curr {
             let min = self.rqs[cfs].min_vruntime;
             self.ses[se].vruntime = self.ses[se].vruntime.wrapping_add(min);
@@ -675,6 +717,7 @@ impl Fair {
             self.place_entity_eevdf(cfs, se, flags.wakeup && !flags.migrated);
         }
         self.update_load_avg(cfs, se, LoadAvgAction::Attach);
+        self.update_cfs_group(se, now);
         self.account_enqueue(cfs, se);
         if flags.wakeup && !eevdf {
             self.place_entity(cfs, se, false);
@@ -686,20 +729,43 @@ impl Fair {
         self.ses[se].on_rq = true;
     }
 
-    /// `clear_buddies()`.
+    /// `clear_buddies()`: each buddy pointing at `se` is cleared, and at the levels above
+    /// while it points at `se`'s ancestors (`__clear_buddies_next()` etc.).
     fn clear_buddies(&mut self, cfs: usize, se: SeId) {
-        let rq = &mut self.rqs[cfs];
-        for b in [&mut rq.next, &mut rq.last, &mut rq.skip] {
-            if *b == Some(se) {
+        for which in 0..3 {
+            let (mut cfs, mut se) = (cfs, se);
+            loop {
+                let b = self.rqs[cfs].buddy_mut(which);
+                if *b != Some(se) {
+                    break;
+                }
                 *b = None;
+                match self.parent_se(se) {
+                    Some(p) => (cfs, se) = (self.ses[p].cfs_rq, p),
+                    None => break,
+                }
             }
+        }
+    }
+
+    /// `set_next_buddy()` / `set_last_buddy()` / `set_skip_buddy()` (0, 1, 2): `se` and its
+    /// ancestors become that buddy of their queues (not for SCHED_IDLE entities).
+    fn set_buddy(&mut self, which: usize, se: SeId) {
+        let mut se = Some(se);
+        while let Some(e) = se {
+            if which < 2 && self.ses[e].idle {
+                return;
+            }
+            let cfs = self.ses[e].cfs_rq;
+            *self.rqs[cfs].buddy_mut(which) = Some(e);
+            se = self.parent_se(e);
         }
     }
 
     /// `dequeue_entity()`. A dequeue that is not a sleep leaves the vruntime relative to
     /// this queue's min_vruntime, ready for another queue.
-    pub fn dequeue_entity(&mut self, cfs: usize, se: SeId, flags: QueueFlags, now: u64) {
-        self.update_curr(cfs, now);
+    fn dequeue_se(&mut self, cfs: usize, se: SeId, flags: QueueFlags, now: u64) {
+        self.update_curr_cfs(cfs, now);
         let action = if flags.migrating {
             LoadAvgAction::Detach
         } else {
@@ -717,6 +783,7 @@ impl Fair {
         }
         self.ses[se].on_rq = false;
         self.account_dequeue(cfs, se);
+        self.update_cfs_group(se, now);
         if !flags.wakeup {
             let min = self.rqs[cfs].min_vruntime;
             let e = &mut self.ses[se];
@@ -848,14 +915,15 @@ impl Fair {
     /// `check_preempt_from_others()` (patch 4): a latency-sensitive entity enqueued while
     /// another class (or idle) runs cannot preempt now, so it becomes the next buddy if it
     /// would have preempted the entity CFS would pick.
-    pub fn check_preempt_from_others(&mut self, cfs: usize, se: SeId) {
+    pub fn check_preempt_from_others(&mut self, _cpu: usize, se: SeId) {
+        let cfs = self.ses[se].cfs_rq;
         if self.ses[se].latency_offset >= 0 || self.rqs[cfs].nr_running <= 1 {
             return;
         }
         let next = self.rqs[cfs].next.or_else(|| self.rqs[cfs].first());
         if let Some(next) = next {
             if self.wakeup_preempt_entity(next, se) == 1 {
-                self.rqs[cfs].next = Some(se);
+                self.set_buddy(0, se);
             }
         }
     }
@@ -893,7 +961,7 @@ impl Fair {
     }
 
     /// `pick_next_entity()` with `curr` already put back into the timeline.
-    pub fn pick_next_entity(&self, cfs: usize) -> Option<SeId> {
+    fn pick_se(&self, cfs: usize) -> Option<SeId> {
         if self.policy == FairPolicy::Eevdf {
             return self.pick_eevdf(cfs);
         }
@@ -924,7 +992,7 @@ impl Fair {
 
     /// `set_next_entity()`: `se` becomes the running entity. Since v5.14 the buddies are
     /// cleared here rather than in `pick_next_entity()`.
-    pub fn set_next_entity(&mut self, cfs: usize, se: SeId, now: u64) {
+    fn set_next_se(&mut self, cfs: usize, se: SeId, now: u64) {
         self.clear_buddies(cfs, se);
         if self.ses[se].on_rq {
             self.tree_remove(cfs, se);
@@ -941,9 +1009,9 @@ impl Fair {
 
     /// `put_prev_entity()`: the running entity stops running; if still queued it goes back
     /// into the timeline.
-    pub fn put_prev_entity(&mut self, cfs: usize, se: SeId, now: u64) {
+    fn put_prev_se(&mut self, cfs: usize, se: SeId, now: u64) {
         if self.ses[se].on_rq {
-            self.update_curr(cfs, now);
+            self.update_curr_cfs(cfs, now);
             self.tree_insert(cfs, se);
             self.enqueue_latency(cfs, se, false);
             self.update_load_avg(cfs, se, LoadAvgAction::Update);
@@ -976,11 +1044,26 @@ impl Fair {
         }
     }
 
+    /// `task_tick_fair()`: `entity_tick()` at each level, from the running task up.
+    pub fn task_tick(&mut self, cpu: usize, now: u64) -> Preempt {
+        let mut preempt = Preempt::No;
+        let mut se = self.running_task(cpu);
+        while let Some(e) = se {
+            let cfs = self.ses[e].cfs_rq;
+            if self.entity_tick(cfs, now) == Preempt::Yes {
+                preempt = Preempt::Yes;
+            }
+            se = self.parent_se(e);
+        }
+        preempt
+    }
+
     /// `entity_tick()`'s preemption part: charge the running entity, check its slice.
-    pub fn task_tick(&mut self, cfs: usize, now: u64) -> Preempt {
-        self.update_curr(cfs, now);
+    fn entity_tick(&mut self, cfs: usize, now: u64) -> Preempt {
+        self.update_curr_cfs(cfs, now);
         if let Some(curr) = self.rqs[cfs].curr {
             self.update_load_avg(cfs, curr, LoadAvgAction::Update);
+            self.update_cfs_group(curr, now);
         }
         if self.policy == FairPolicy::Eevdf {
             // The request ending in update_curr() is EEVDF's tick preemption.
@@ -1000,7 +1083,7 @@ impl Fair {
     /// entity `curr`. `pse_is_normal` is `p->policy == SCHED_NORMAL`.
     pub fn check_preempt_wakeup(
         &mut self,
-        cfs: usize,
+        _cpu: usize,
         curr: SeId,
         pse: SeId,
         pse_is_normal: bool,
@@ -1010,6 +1093,10 @@ impl Fair {
         if curr == pse {
             return Preempt::No;
         }
+        // Compare the entities of the two tasks' hierarchies that share a queue.
+        let task_cfs = self.ses[curr].cfs_rq;
+        let (curr, pse) = self.find_matching_se(curr, pse);
+        let cfs = self.ses[curr].cfs_rq;
         if self.policy == FairPolicy::Eevdf {
             let (cse_idle, pse_idle) = (self.ses[curr].idle, self.ses[pse].idle);
             if !self.feat.wakeup_preemption {
@@ -1023,10 +1110,10 @@ impl Fair {
             }
             return self.check_preempt_eevdf(cfs, curr, pse, now);
         }
-        let scale = self.rqs[cfs].nr_running as u64 >= self.tun.nr_latency;
+        let scale = self.rqs[task_cfs].nr_running as u64 >= self.tun.nr_latency;
         let mut next_buddy_marked = false;
         if self.feat.next_buddy && scale && !fork {
-            self.rqs[cfs].next = Some(pse);
+            self.set_buddy(0, pse);
             next_buddy_marked = true;
         }
         let (cse_idle, pse_idle) = (self.ses[curr].idle, self.ses[pse].idle);
@@ -1037,10 +1124,10 @@ impl Fair {
             // Batch and idle tasks do not preempt: their preemption is driven by the tick.
             false
         } else {
-            self.update_curr(cfs, now);
+            self.update_curr_cfs(cfs, now);
             if self.wakeup_preempt_entity(curr, pse) == 1 {
                 if !next_buddy_marked {
-                    self.rqs[cfs].next = Some(pse);
+                    self.set_buddy(0, pse);
                 }
                 true
             } else {
@@ -1050,8 +1137,8 @@ impl Fair {
         if !preempt {
             return Preempt::No;
         }
-        if self.feat.last_buddy && scale && self.ses[curr].on_rq {
-            self.rqs[cfs].last = Some(curr);
+        if self.feat.last_buddy && scale && self.ses[curr].on_rq && self.ses[curr].my_q.is_none() {
+            self.set_buddy(1, curr);
         }
         Preempt::Yes
     }
@@ -1059,9 +1146,11 @@ impl Fair {
     /// `task_fork_fair()`: the child starts from the parent's vruntime, placed with
     /// START_DEBIT, and leaves relative to the parent's queue (it may be enqueued elsewhere).
     /// `parent` is None for threads the simulation creates at start (no running parent).
-    pub fn task_fork(&mut self, parent_cfs: usize, parent: Option<SeId>, child: SeId, now: u64) {
+    pub fn task_fork(&mut self, parent_cpu: usize, parent: Option<SeId>, child: SeId, now: u64) {
+        let parent_cfs = self.tgs[self.ses[child].tg].rq[parent_cpu];
+        self.ses[child].cfs_rq = parent_cfs;
         if let Some(p) = parent.filter(|&p| self.rqs[parent_cfs].curr == Some(p)) {
-            self.update_curr(parent_cfs, now);
+            self.update_curr_cfs(parent_cfs, now);
             self.ses[child].vruntime = self.ses[p].vruntime;
         }
         if self.policy == FairPolicy::Eevdf {
@@ -1086,17 +1175,18 @@ impl Fair {
     }
 
     /// `yield_task_fair()`: mark the running entity to be skipped by the next pick.
-    pub fn yield_task(&mut self, cfs: usize, se: SeId, now: u64) {
-        if self.rqs[cfs].nr_running == 1 {
+    pub fn yield_task(&mut self, cpu: usize, se: SeId, now: u64) {
+        if self.rqs[cpu].h_nr_running == 1 {
             return;
         }
+        let cfs = self.ses[se].cfs_rq;
         self.clear_buddies(cfs, se);
-        self.update_curr(cfs, now);
+        self.update_curr_cfs(cfs, now);
         if self.policy == FairPolicy::Eevdf {
             self.yield_eevdf(se);
             return;
         }
-        self.rqs[cfs].skip = Some(se);
+        self.set_buddy(2, se);
     }
 
     /// Change the weight of a dequeued entity (`reweight_task` between the dequeue and
@@ -1111,7 +1201,15 @@ impl Fair {
 
     /// Debug check of the timeline's order and the queue's counts.
     #[cfg(debug_assertions)]
-    pub fn check_rq(&self, cfs: usize) {
+    pub fn check_rq(&self, cpu: usize) {
+        for g in 0..self.tgs.len() {
+            self.check_one_rq(self.tgs[g].rq[cpu]);
+        }
+        self.check_groups(cpu);
+    }
+
+    #[cfg(debug_assertions)]
+    fn check_one_rq(&self, cfs: usize) {
         let rq = &self.rqs[cfs];
         debug_assert!(rq
             .timeline

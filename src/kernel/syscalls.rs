@@ -496,7 +496,10 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) {
         if self.tasks[t].cgroup != cg {
-            self.requeue(t, now, q, |k, t| k.tasks[t].cgroup = cg);
+            self.requeue(t, now, q, |k, t| {
+                k.tasks[t].cgroup = cg;
+                k.fair.set_task_group(k.tasks[t].se, cg);
+            });
         }
     }
 
@@ -533,8 +536,14 @@ impl Kernel {
                     }
                 })
             }
+            AdminTarget::Cgroup { path, file } if !file.starts_with("cpu.uclamp.") => {
+                let g = self.cgroups.create(path);
+                self.sync_fair_groups();
+                self.write_fair_cgroup(g, file, &w.value, now)
+            }
             AdminTarget::Cgroup { path, file } => {
                 let g = self.cgroups.create(path);
+                self.sync_fair_groups();
                 let id = usize::from(file == "cpu.uclamp.max");
                 self.cgroups.write_uclamp(g, id, &w.value).map(|()| {
                     if self.variant.uclamp_task_group {
@@ -562,6 +571,7 @@ impl Kernel {
                 None => Err(Errno::ESRCH),
                 Some(t) => {
                     let g = self.cgroups.create(&w.value);
+                    self.sync_fair_groups();
                     self.move_to_cgroup(t, g, now, q);
                     Ok(())
                 }
@@ -583,6 +593,45 @@ impl Kernel {
                 &TraceEvent::Print { text: &text },
             );
         }
+    }
+
+    /// The fair class learns of cgroups created since it last looked (CONFIG_FAIR_GROUP_SCHED:
+    /// `cpu_cgroup_css_alloc()` allocates the group's queues and entities).
+    pub(super) fn sync_fair_groups(&mut self) {
+        if !self.fair.group_sched() {
+            return;
+        }
+        for g in self.fair.nr_groups()..self.cgroups.len() {
+            self.fair.online_group(g, self.cgroups.parent(g));
+        }
+    }
+
+    /// A write to `cpu.weight` (`sched_group_set_shares()` of weight × 1024 / 100) or
+    /// `cpu.latency.nice` (patch 5: the offset of the value, from the latency as it is now).
+    /// Neither file exists on the root nor without CONFIG_FAIR_GROUP_SCHED (nor
+    /// `cpu.latency.nice` without the latency-nice series): ENOENT.
+    pub(super) fn write_fair_cgroup(
+        &mut self,
+        g: usize,
+        file: &str,
+        value: &str,
+        now: Time,
+    ) -> Result<(), Errno> {
+        if g == ROOT || !self.fair.group_sched() {
+            return Err(Errno::ENOENT);
+        }
+        if file == "cpu.weight" {
+            let shares = super::cgroup::weight_to_shares(value)?;
+            self.fair.set_group_shares(g, shares, now);
+        } else {
+            if self.variant.latency_nice == LatencyNice::Off {
+                return Err(Errno::ENOENT);
+            }
+            let nice = super::cgroup::parse_latency_nice(value)?;
+            let offset = self.fair.latency_offset(nice);
+            self.fair.set_group_latency(g, offset);
+        }
+        Ok(())
     }
 
     /// `uclamp_update_active_tasks()` for the queued tasks of `g` and the groups below it.

@@ -155,7 +155,12 @@ impl AdminTarget {
 }
 
 /// The cgroup files schedlab models.
-pub const CGROUP_FILES: &[&str] = &["cpu.uclamp.min", "cpu.uclamp.max"];
+pub const CGROUP_FILES: &[&str] = &[
+    "cpu.uclamp.min",
+    "cpu.uclamp.max",
+    "cpu.weight",
+    "cpu.latency.nice",
+];
 
 /// The kernel variant and configuration of one run. Defaults are mainline v6.1.
 #[derive(Debug, Clone, PartialEq)]
@@ -189,6 +194,8 @@ pub struct Variant {
     pub latency_nice: LatencyNice,
     pub latency_nice_gentle_offset: bool,
     pub latency_nice_sleeper_credit: bool,
+    /// CONFIG_FAIR_GROUP_SCHED: hierarchical fair runqueues for cgroups (`cpu.weight`).
+    pub fair_group_sched: bool,
     /// `variant.fair`: CFS or EEVDF.
     pub fair: FairPolicy,
     /// `cpufreq.governor`: the governor of every policy.
@@ -276,6 +283,7 @@ impl Default for Variant {
             latency_nice_gentle_offset: false,
             latency_nice_sleeper_credit: false,
             fair: FairPolicy::Cfs,
+            fair_group_sched: true,
             governor: GovernorKind::Schedutil,
             cpufreq: Tunables::default(),
             hz: 250,
@@ -346,6 +354,7 @@ const KNOBS: &[Knob] = &[
     knob!("config.UCLAMP_TASK", Bool, uclamp_task),
     knob!("config.UCLAMP_TASK_GROUP", Bool, uclamp_task_group),
     knob!("config.UCLAMP_BUCKETS_COUNT", Uint(5, 20), uclamp_buckets),
+    knob!("config.FAIR_GROUP_SCHED", Bool, fair_group_sched),
     knob!(
         "variant.cgroup_online_no_eff_update",
         Bool,
