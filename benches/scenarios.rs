@@ -55,6 +55,23 @@ fn periodic_64() -> String {
     format!(r#"{{ "tasks": {{ {} }} }}"#, tasks.join(","))
 }
 
+/// 256 bursty tasks (0.2-1 ms of work, 0.5-2 ms of sleep) in 8 cgroups, one in two at
+/// latency nice -20: crowded fair runqueues with group entities and latency-tree entries.
+fn crowded_256() -> String {
+    let tasks: Vec<String> = (0..256)
+        .map(|i| {
+            let run = 200 + (i % 5) * 200;
+            let sleep = 500 + (i % 4) * 500;
+            let ln = if i % 2 == 0 { -20 } else { 0 };
+            let g = i % 8;
+            format!(
+                r#""t{i}": {{ "loop": -1, "taskgroup": "/g{g}", "latency_nice": {ln}, "run": {run}, "sleep": {sleep} }}"#
+            )
+        })
+        .collect();
+    format!(r#"{{ "tasks": {{ {} }} }}"#, tasks.join(","))
+}
+
 fn scenarios(c: &mut Criterion) {
     let mut g = c.benchmark_group("scenarios");
     g.sample_size(10).measurement_time(Duration::from_secs(20));
@@ -124,6 +141,23 @@ fn scenarios(c: &mut Criterion) {
         g.throughput(Throughput::Elements(events));
         g.bench_function(name, |b| {
             b.iter(|| run_with("smp8", json, 1_000_000_000, sets))
+        });
+    }
+    // The fair class on crowded runqueues: CFS with groups, with the latency rb-tree, and
+    // EEVDF (its deadline timeline and eligibility on every pick).
+    let crowded = crowded_256();
+    for (name, sets) in [
+        ("smp8_crowded_256_cfs", &["variant.latency_nice=v5"][..]),
+        (
+            "smp8_crowded_256_latency_rbtree",
+            &["variant.latency_nice=v5+rbtree"][..],
+        ),
+        ("smp8_crowded_256_eevdf", &["variant.fair=eevdf"][..]),
+    ] {
+        let events = run_with("smp8", &crowded, 2_000_000_000, sets);
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(name, |b| {
+            b.iter(|| run_with("smp8", &crowded, 2_000_000_000, sets))
         });
     }
     g.finish();

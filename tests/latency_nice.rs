@@ -249,7 +249,7 @@ fn latency_nice_lowers_wakeup_latency_and_the_rbtree_the_worst_case() {
     let (mean0, _, max0) = periodic_latency(0, &v5);
     let (mean20, _, max20) = periodic_latency(-20, &v5);
     assert!(mean20 * 2 < mean0, "v5 mean {mean20} vs {mean0}");
-    assert!(max20 >= max0, "v5 max {max20} vs {max0}");
+    assert!(max20 * 2 > max0, "v5 max {max20} vs {max0}");
     // Patch 7: the latency tree gives the latency-sensitive task its turn first, so the p99
     // and the max drop as well.
     let tree = ["variant.latency_nice=v5+rbtree"];

@@ -3,9 +3,14 @@
 //! `sched_slice`, `place_entity` (START_DEBIT, GENTLE_FAIR_SLEEPERS), wakeup and tick
 //! preemption, next/last/skip buddies and min_vruntime.
 //!
+//! Seed 002's latency nice is here too: the offset table, `wakeup_latency_gran()` in wakeup
+//! and tick preemption, `check_preempt_from_others()` and patch 7's latency timeline.
+//!
 //! Entities live in an arena (`Fair::ses`) and runqueues in `Fair::rqs` (index = CPU for the
-//! root cfs_rq of each CPU), so group entities and per-group runqueues of
-//! CONFIG_FAIR_GROUP_SCHED are more of the same rows rather than a new data model.
+//! root cfs_rq of each CPU, then the queues of the task groups), so the group entities and
+//! per-group runqueues of CONFIG_FAIR_GROUP_SCHED (`group.rs`) are more of the same rows.
+//! The public methods the core calls take a task's entity and its CPU and walk the hierarchy;
+//! per queue they apply CFS or, with `variant.fair=eevdf`, EEVDF (`eevdf.rs`).
 
 use super::pelt::{self, Removed, SchedAvg};
 use super::variant::{FairPolicy, Features, LatencyNice, Variant};
@@ -452,20 +457,30 @@ impl Fair {
     }
 
     /// `sched_slice()`: the wall-time slice of `se` in one period of its cfs_rq.
+    /// Under ALT_PERIOD the period counts every task of the CPU (`rq->cfs.h_nr_running`),
+    /// and the slice is the entity's part of it at each level of its hierarchy.
     pub fn sched_slice(&self, cfs: usize, se: SeId) -> u64 {
         let rq = &self.rqs[cfs];
         let e = &self.ses[se];
         let nr = if self.feat.alt_period {
-            rq.h_nr_running
+            self.rqs[rq.cpu].h_nr_running
         } else {
             rq.nr_running
         } as u64;
         let mut slice = self.sched_period(nr + u64::from(!e.on_rq));
-        let mut load = rq.load;
-        if !e.on_rq {
-            load.add(e.load.weight);
+        let (mut level, mut cur) = (cfs, Some(se));
+        while let Some(s) = cur {
+            let q = &self.ses[s];
+            let mut load = self.rqs[level].load;
+            if !q.on_rq {
+                load.add(q.load.weight);
+            }
+            slice = calc_delta(slice, q.load.weight, &load);
+            cur = self.parent_se(s);
+            if let Some(p) = cur {
+                level = self.ses[p].cfs_rq;
+            }
         }
-        slice = calc_delta(slice, e.load.weight, &load);
         if self.feat.base_slice {
             let min_gran = if e.idle && rq.idle_h_nr_running != rq.h_nr_running {
                 self.tun.idle_min_granularity

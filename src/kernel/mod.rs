@@ -1,5 +1,6 @@
 //! The simulated kernel, one module per kernel file where possible: `core.rs` (core.c: rq,
-//! wakeup, schedule, fork/exit, setscheduler, migration), `fair.rs` (fair.c: CFS), `rt.rs`
+//! wakeup, schedule, fork/exit, setscheduler, migration), `fair.rs` (fair.c: CFS, latency
+//! nice; `fair/eevdf.rs` EEVDF, `fair/group.rs` group scheduling), `rt.rs`
 //! (rt.c), `deadline.rs` (deadline.c), `cpuidle.rs` (time per OPP and idle state, for energy), `pelt.rs` (pelt.c: PELT, util_est), `syscalls.rs` (what threads ask of the kernel, timed writes),
 //! `futex.rs` (the futex-backed pthread objects rt-app
 //! uses), `cpufreq/` (the governors), `sched_cpufreq.rs` (the
