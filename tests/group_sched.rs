@@ -56,6 +56,17 @@ fn cpu_weight_splits_the_cpu_between_groups() {
             "{sets:?}: {ratio}"
         );
     }
+    // The files read back as written (shares 2048 and 1024: weights 200 and 100).
+    let json = r#"{"tasks": {"a": {"loop": -1, "taskgroup": "/a", "run": 1000}}}"#;
+    for w in [1, 33, 100, 200, 9999, 10000] {
+        let v = variant(&[&format!("cgroup./a.cpu.weight={w}")], &[]);
+        let r = run_variant("smp8", json, MS, v, 0, &Default::default());
+        assert_eq!(r.cgroups[0].weight, Some(w));
+        assert_eq!(
+            r.cgroups[0].latency_nice, None,
+            "no file without the series"
+        );
+    }
     // Without CONFIG_FAIR_GROUP_SCHED tasks compete one by one and the file does not exist.
     let (a, b) = group_split(&["config.FAIR_GROUP_SCHED=false"]);
     assert!((a as f64 / b as f64 - 1.0).abs() < 0.05);

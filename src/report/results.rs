@@ -89,6 +89,12 @@ pub struct CgroupResult {
     #[serde(rename = "cpu.uclamp.max")]
     pub uclamp_max: String,
     pub effective: [u32; 2],
+    /// `cpu.weight` and `cpu.latency.nice` as they read; null where the file does not exist
+    /// (CONFIG_FAIR_GROUP_SCHED off; the latency-nice series off).
+    #[serde(rename = "cpu.weight")]
+    pub weight: Option<u64>,
+    #[serde(rename = "cpu.latency.nice")]
+    pub latency_nice: Option<i32>,
 }
 
 /// A frequency domain and the cluster its CPUs form.
@@ -238,6 +244,10 @@ impl Results {
                 uclamp_min: k.cgroups.read_uclamp(g, 0),
                 uclamp_max: k.cgroups.read_uclamp(g, 1),
                 effective: k.cgroups.effective(g),
+                weight: k.fair.group_sched().then(|| k.fair.group_weight(g)),
+                latency_nice: (k.fair.group_sched()
+                    && k.variant.latency_nice != crate::kernel::variant::LatencyNice::Off)
+                    .then(|| k.fair.group_latency_nice(g)),
             })
             .collect();
         let secs = end as f64 / 1e9;

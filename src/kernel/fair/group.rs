@@ -352,6 +352,11 @@ impl Fair {
         }
     }
 
+    /// `cpu_weight_read_u64()`: `cpu.weight` as read back, the shares × 100 / 1024 rounded.
+    pub fn group_weight(&self, g: usize) -> u64 {
+        (self.tgs[g].shares * 100 + 512) / 1024
+    }
+
     /// `cpu.latency.nice` as read back: the table entry closest to the group's offset.
     pub fn group_latency_nice(&self, g: usize) -> i32 {
         self.latency_nice_of_offset(self.tgs[g].latency_offset)
