@@ -3,8 +3,9 @@
 //! and read back as the kernel prints them, and the effective clamps each group passes down
 //! (`cpu_util_update_eff`). The root group's clamps follow the uclamp sysctls. The fair
 //! class's files, `cpu.weight` and `cpu.latency.nice` (seed 002), are parsed here and applied
-//! to the fair class's groups (kernel/sched/fair/group.rs).
+//! to the fair class's groups (`fair/group.rs`).
 
+use super::fair::{MAX_LATENCY_NICE, MIN_LATENCY_NICE};
 use super::uclamp::Errno;
 use crate::platform::SCHED_CAPACITY_SCALE;
 
@@ -96,10 +97,10 @@ pub fn weight_to_shares(value: &str) -> Result<u64, Errno> {
 /// not an integer.
 pub fn parse_latency_nice(value: &str) -> Result<i32, Errno> {
     let n: i64 = value.trim().parse().map_err(|_| Errno::EINVAL)?;
-    if !(-20..=19).contains(&n) {
-        return Err(Errno::ERANGE);
+    match i32::try_from(n) {
+        Ok(n) if (MIN_LATENCY_NICE..=MAX_LATENCY_NICE).contains(&n) => Ok(n),
+        _ => Err(Errno::ERANGE),
     }
-    Ok(n as i32)
 }
 
 impl Cgroups {

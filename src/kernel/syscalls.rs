@@ -323,9 +323,10 @@ impl Kernel {
 
     /// The live thread with this pid.
     fn task_by_pid(&self, pid: i32) -> Option<TaskId> {
+        let pid = u32::try_from(pid).ok()?;
         self.tasks
             .iter()
-            .position(|t| i64::from(t.pid) == i64::from(pid) && !matches!(t.state, TaskState::Dead))
+            .position(|t| t.pid == pid && t.state != TaskState::Dead)
     }
 
     /// `sched_setattr()` with SCHED_FLAG_KEEP_ALL | SCHED_FLAG_LATENCY_NICE and a VER2 struct,
@@ -401,15 +402,14 @@ impl Kernel {
         task.sched_reset_on_fork = a.flags & SCHED_FLAG_RESET_ON_FORK != 0;
         let latency_change =
             a.flags & SCHED_FLAG_LATENCY_NICE != 0 && a.latency_nice != task.latency_nice;
+        // The DL parameters, or a fair task's custom slice (sched_runtime).
         let (old, new) = (&task.dl, dl_entity(params));
-        let dl_change = policy == Policy::Deadline
-            && (old.dl_runtime, old.dl_deadline, old.dl_period)
-                != (new.dl_runtime, new.dl_deadline, new.dl_period);
+        let runtime_change = (old.dl_runtime, old.dl_deadline, old.dl_period)
+            != (new.dl_runtime, new.dl_deadline, new.dl_period);
         let unchanged = task.policy == policy
             && task.nice == nice
             && task.rt_priority == rt_priority
-            && !dl_change
-            && old.dl_runtime == new.dl_runtime
+            && !runtime_change
             && !latency_change
             && a.flags & SCHED_FLAG_UTIL_CLAMP == 0;
         if unchanged {
