@@ -180,3 +180,53 @@ fn cpu_latency_nice_lowers_the_wakeup_latency_of_the_group() {
     assert!(tmean20 * 2 < mean0, "rbtree: {tmean20} vs {mean0}");
     assert!(tmax20 < max0, "rbtree max {tmax20} vs {max0}");
 }
+
+#[test]
+fn every_fair_switch_keeps_the_kernel_invariants() {
+    // Nested groups, migrations, forks, group moves, yields, latency nice and custom slices:
+    // debug builds assert the runqueue, timeline, group and EEVDF invariants after every
+    // event; runs are reproducible; no CPU runs more than the time there was.
+    let json = r#"{"tasks": {
+        "h": {"instance": 6, "loop": -1, "taskgroup": "/a/b", "run": 20000, "sleep": 500},
+        "x": {"instance": 10, "loop": -1, "taskgroup": "/a", "run": 300, "sleep": 700},
+        "y": {"instance": 6, "loop": -1, "taskgroup": "/c", "latency_nice": -20,
+              "dl-runtime": 300, "run": 3000, "sleep": 100},
+        "r": {"instance": 4, "loop": -1, "priority": 5, "run": 1000, "sleep": 2000},
+        "f": {"loop": -1, "taskgroup": "/c", "run": 100, "fork": "k", "sleep": 1000},
+        "k": {"instance": 0, "loop": 1, "run": 500},
+        "m": {"loop": -1, "phases": {
+            "p0": {"loop": 3, "taskgroup": "/a", "latency_nice": 19, "run": 500, "sleep": 300},
+            "p1": {"loop": 3, "taskgroup": "/c", "latency_nice": -5, "run": 500, "yield": 0}
+        }}
+    }}"#;
+    for fair in ["cfs", "eevdf"] {
+        for ln in ["off", "v5", "v5+rbtree"] {
+            for groups in ["true", "false"] {
+                let f = format!("variant.fair={fair}");
+                let l = format!("variant.latency_nice={ln}");
+                let g = format!("config.FAIR_GROUP_SCHED={groups}");
+                let sets = [f.as_str(), l.as_str(), g.as_str()];
+                let mut v = variant(&sets, &[]);
+                if groups == "true" {
+                    v.set_at(300 * MS, "cgroup./a.cpu.weight=300", "test")
+                        .unwrap();
+                }
+                let run = || {
+                    let r =
+                        run_variant("juno-r0", json, 600 * MS, v.clone(), 3, &Default::default());
+                    serde_json::to_string(&r).unwrap()
+                };
+                let (a, b) = (run(), run());
+                assert_eq!(a, b, "{sets:?} not reproducible");
+                let r: serde_json::Value = serde_json::from_str(&a).unwrap();
+                let total: u64 = r["tasks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t["runtime_ns"].as_u64().unwrap())
+                    .sum();
+                assert!(total <= 6 * 600 * MS, "{sets:?}: {total}");
+            }
+        }
+    }
+}
