@@ -14,6 +14,7 @@ use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
 use super::futex::{Barrier, Cond, Futexes, Mutex};
 use super::pelt::{self, PeltClock, SchedAvg};
+use super::pipe::Channels;
 use super::rt::{RtBandwidth, RtRq};
 use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
 use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
@@ -112,6 +113,8 @@ pub struct Kernel {
     /// The run's randomness (thread start times, I/O service times).
     pub(super) rng: SimRng,
     pub(super) futex: Futexes,
+    /// Pipes, sockets and futex words of the workload's `send`/`recv` events.
+    pub channels: Channels,
     pub(super) rt_bw: RtBandwidth,
     pub(super) rt_period_armed: bool,
     pub(super) next_pid: u32,
@@ -271,6 +274,7 @@ impl Kernel {
             nohz_stats_armed: false,
             rng,
             futex,
+            channels: Channels::new(&workload.channels),
             rt_bw,
             rt_period_armed: false,
             next_pid: FIRST_PID,
@@ -482,6 +486,7 @@ impl Kernel {
         self.emit_task(now, cpu, t, |p| TraceEvent::SchedProcessExit { p });
         self.tasks[t].state = TaskState::Dead;
         self.futex.forget(t);
+        self.channels.forget(t);
         if let Some(logs) = self.rtapp_logs.as_mut() {
             logs.close(t);
         }
@@ -1571,6 +1576,16 @@ impl Kernel {
             self.fair.check_rq(cpu);
             if let Some(c) = rq.curr {
                 assert_eq!(self.tasks[c].cpu, cpu, "current task on the wrong CPU");
+            }
+        }
+        self.channels.check_invariants();
+        for ch in &self.channels.chans {
+            for t in ch.waiters() {
+                assert!(
+                    !self.tasks[t].on_rq,
+                    "task {} blocked on a channel is queued",
+                    self.tasks[t].pid
+                );
             }
         }
     }
