@@ -323,6 +323,11 @@ impl Kernel {
         &self.workload
     }
 
+    /// The workload threads' shared user-space state (the use case's start time, …).
+    pub fn user(&self) -> &UserSpace {
+        &self.user
+    }
+
     /// Flush the trace and the rt-app logs at the end of the run: the first error met by
     /// each.
     pub fn finish_outputs(&mut self) -> (std::io::Result<()>, std::io::Result<()>) {

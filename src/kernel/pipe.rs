@@ -41,8 +41,8 @@ pub struct IpcCosts {
 impl Default for IpcCosts {
     fn default() -> Self {
         IpcCosts {
-            pipe_op_ns: 2_000,
-            unix_op_ns: 3_500,
+            pipe_op_ns: 2_800,
+            unix_op_ns: 4_800,
             inet_op_ns: 4_000,
             net_rx_ns: 4_000,
             copy_ps_per_byte: 570,
