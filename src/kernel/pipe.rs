@@ -22,6 +22,9 @@ use crate::workload::{ChannelKind, ChannelSpec};
 
 pub type TaskId = usize;
 
+/// Bytes of one TCP segment on loopback (its 64 KiB MTU, also the GSO limit).
+const TCP_SEGMENT: u64 = 65_536;
+
 /// CPU costs of channel operations, ns at capacity 1024 (switches `cost.*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IpcCosts {
@@ -29,8 +32,12 @@ pub struct IpcCosts {
     pub pipe_op_ns: u64,
     /// One AF_UNIX stream `send` or `recv` (also the skb allocation or free).
     pub unix_op_ns: u64,
-    /// One UDP/TCP `send` or `recv` through the protocol layers.
+    /// One UDP/TCP packet through the protocol layers (a UDP `send`, a UDP or TCP `recv`).
     pub inet_op_ns: u64,
+    /// One TCP `send` that appends to the socket's write queue: small sends are coalesced
+    /// (autocorking, Nagle) into segments of up to 64 KiB on loopback, whose transmit and
+    /// receive work (`inet_op_ns` + `net_rx_ns`) each send pays pro rata of its bytes.
+    pub tcp_send_ns: u64,
     /// The loopback receive softirq of one packet (`net_rx_action` → IP → UDP/TCP receive),
     /// run on the sending CPU as loopback transmission does, so charged to the sender.
     pub net_rx_ns: u64,
@@ -44,6 +51,7 @@ impl Default for IpcCosts {
             pipe_op_ns: 2_800,
             unix_op_ns: 4_800,
             inet_op_ns: 4_000,
+            tcp_send_ns: 600,
             net_rx_ns: 4_000,
             copy_ps_per_byte: 570,
         }
@@ -58,9 +66,13 @@ impl IpcCosts {
         match kind {
             ChannelKind::Pipe => self.pipe_op_ns + copy,
             ChannelKind::Unix => self.unix_op_ns + copy,
-            ChannelKind::Tcp | ChannelKind::Udp => {
-                self.inet_op_ns + copy + if send { self.net_rx_ns } else { 0 }
+            ChannelKind::Udp if send => self.inet_op_ns + self.net_rx_ns + copy,
+            ChannelKind::Tcp if send => {
+                let segment =
+                    (self.inet_op_ns + self.net_rx_ns).saturating_mul(bytes) / TCP_SEGMENT;
+                self.tcp_send_ns + copy + segment
             }
+            ChannelKind::Tcp | ChannelKind::Udp => self.inet_op_ns + copy,
             ChannelKind::Futex => syscall_ns,
         }
     }
@@ -389,6 +401,10 @@ mod tests {
         assert!(pipe < unix);
         assert!(
             k.op_ns(ChannelKind::Udp, true, 64, 500) < k.op_ns(ChannelKind::Udp, true, 16384, 500)
+        );
+        // Small TCP sends are coalesced: far cheaper than a datagram each.
+        assert!(
+            k.op_ns(ChannelKind::Tcp, true, 64, 500) * 4 < k.op_ns(ChannelKind::Udp, true, 64, 500)
         );
         // The loopback softirq runs on the sending side.
         assert!(

@@ -352,6 +352,7 @@ const KNOBS: &[Knob] = &[
     knob!("cost.pipe_op_ns", Uint(1, 1_000_000), ipc.pipe_op_ns),
     knob!("cost.unix_op_ns", Uint(1, 1_000_000), ipc.unix_op_ns),
     knob!("cost.inet_op_ns", Uint(1, 1_000_000), ipc.inet_op_ns),
+    knob!("cost.tcp_send_ns", Uint(1, 1_000_000), ipc.tcp_send_ns),
     knob!("cost.net_rx_ns", Uint(0, 1_000_000), ipc.net_rx_ns),
     knob!(
         "cost.copy_ps_per_byte",

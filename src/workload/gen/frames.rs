@@ -13,7 +13,7 @@ pub struct FramesArgs {
     #[arg(long, default_value_t = 16_666, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub period: u64,
     /// Work of one frame, µs at capacity 1024.
-    #[arg(long = "frame-us", default_value_t = 6_000)]
+    #[arg(long = "frame-us", default_value_t = 2_000)]
     pub frame_us: u64,
     /// Background tasks.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(0..=256))]
