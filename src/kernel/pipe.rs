@@ -217,21 +217,33 @@ impl Channels {
     pub fn send(&mut self, c: usize, task: TaskId, bytes: u64) -> SendOutcome {
         let ch = &mut self.chans[c];
         if !ch.readers.is_empty() {
-            // Readers wait, so the channel is empty: hand the message over (a stream's rest
-            // to the next readers).
-            ch.enqueue(bytes);
-            while ch.queued > 0 {
-                let Some((reader, max)) = ch.readers.pop_front() else {
-                    break;
+            // Readers wait, so the channel is empty: the message goes straight to them (a
+            // stream's rest to the next readers, then into the buffer, where it fits since a
+            // blocking channel's messages are no bigger than its capacity).
+            ch.stats.sends += 1;
+            ch.stats.sent_bytes += bytes;
+            let mut rest = bytes;
+            while let Some((reader, max)) = ch.readers.pop_front() {
+                let got = if ch.kind.is_stream() {
+                    rest.min(max)
+                } else {
+                    rest
                 };
-                let got = ch.dequeue(max);
+                rest -= got;
+                ch.stats.recvs += 1;
+                ch.stats.received_bytes += got;
                 self.completed.push(Completed {
                     task: reader,
                     chan: c,
                     send: false,
                     bytes: got,
                 });
+                if rest == 0 {
+                    break;
+                }
             }
+            ch.queued += rest;
+            ch.stats.max_queued = ch.stats.max_queued.max(ch.queued);
             return SendOutcome::Sent;
         }
         if ch.writers.is_empty() && ch.fits(bytes) {
@@ -391,6 +403,8 @@ mod tests {
         assert_eq!(c.recv(0, 2, u64::MAX), None);
         assert_eq!(c.send(0, 1, 0), SendOutcome::Sent);
         assert_eq!(c.take_completed()[0].task, 2);
+        assert_eq!(c.chans[0].stats.max_queued, 0);
+        c.check_invariants();
     }
 
     #[test]
