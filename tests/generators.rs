@@ -300,3 +300,18 @@ fn frames_miss_only_when_the_cpus_are_saturated() {
     assert!(metric(&busy, "missed_frames") > 0.0);
     assert!(metric(&busy, "p99_us") > 16_666.0);
 }
+
+#[test]
+fn a_bad_generator_argument_is_an_input_error() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["gen", "cyclictest", "--policy", "fifo", "--priority", "0"])
+        .output()
+        .expect("schedlab runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--priority") && err.contains("found 0"),
+        "{err}"
+    );
+}
