@@ -160,6 +160,22 @@ fn scenarios(c: &mut Criterion) {
             b.iter(|| run_with("smp8", &crowded, 2_000_000_000, sets))
         });
     }
+    // Seed 002's `hackbench -l (2560 / group) -g 16` over AF_UNIX sockets: 640 tasks, a
+    // million messages through bounded channels; the run ends when the last task exits.
+    let hackbench = schedlab::workload::gen::hackbench(&schedlab::workload::gen::HackbenchArgs {
+        groups: 16,
+        loops: 160,
+        pipe: false,
+        threads: false,
+        datasize: 100,
+        latency_nice: None,
+    })
+    .to_string();
+    let events = run("smp8", &hackbench, 3_600_000_000_000);
+    g.throughput(Throughput::Elements(events));
+    g.bench_function("smp8_hackbench_g16_l160", |b| {
+        b.iter(|| run("smp8", &hackbench, 3_600_000_000_000))
+    });
     g.finish();
 }
 

@@ -61,6 +61,20 @@ enum GenCommand {
     Forkloop(schedlab::workload::gen::ForkloopArgs),
     /// `perf bench sched pipe -T`-like ping-pong (seeds 000, 001); reports `ops_per_sec`.
     Pipe(schedlab::workload::gen::PipeArgs),
+    /// `hackbench -g G -l L [-p] [-T]` (seed 002): senders and receivers over sockets or
+    /// pipes; reports `completion_ns`.
+    Hackbench(schedlab::workload::gen::HackbenchArgs),
+    /// `cyclictest --policy other|fifo -i US -D S` (seed 002); reports the timer wake-up
+    /// latency (min/avg/max, percentiles).
+    Cyclictest(schedlab::workload::gen::CyclictestArgs),
+    /// `schbench -m M -t T` (seed 002); reports the workers' wake-up latency percentiles.
+    Schbench(schedlab::workload::gen::SchbenchArgs),
+    /// `netperf -t UDP_STREAM|TCP_STREAM -- -m SIZE` on loopback (seeds 000, 001); reports
+    /// throughput.
+    Netperf(schedlab::workload::gen::NetperfArgs),
+    /// TouchLatency-like frames beside periodic background load (seed 002); reports missed
+    /// frames and frame latency.
+    Frames(schedlab::workload::gen::FramesArgs),
 }
 
 #[derive(clap::Args)]
@@ -421,6 +435,17 @@ fn main() -> ExitCode {
                 GenCommand::Fio(a) => schedlab::workload::gen::fio(&a),
                 GenCommand::Forkloop(a) => schedlab::workload::gen::forkloop(&a),
                 GenCommand::Pipe(a) => schedlab::workload::gen::pipe(&a),
+                GenCommand::Hackbench(a) => schedlab::workload::gen::hackbench(&a),
+                GenCommand::Cyclictest(a) => match schedlab::workload::gen::cyclictest(&a) {
+                    Ok(json) => json,
+                    Err(e) => {
+                        eprintln!("schedlab: {e}");
+                        return ExitCode::from(2);
+                    }
+                },
+                GenCommand::Schbench(a) => schedlab::workload::gen::schbench(&a),
+                GenCommand::Netperf(a) => schedlab::workload::gen::netperf(&a),
+                GenCommand::Frames(a) => schedlab::workload::gen::frames(&a),
             };
             println!(
                 "{}",

@@ -885,6 +885,10 @@ impl MiniKernel {
                     }
                 }
                 Syscall::Fork { task } => self.spawn(task, true),
+                // Channel blocking is the kernel's (tests/generators.rs): none here.
+                Syscall::Send { .. } | Syscall::Recv { .. } => {
+                    panic!("this harness runs no channel workloads")
+                }
                 Syscall::Yield
                 | Syscall::SetAffinity(_)
                 | Syscall::SetScheduler(_)
@@ -1104,8 +1108,168 @@ proptest! {
 
     #[test]
     fn random_workload_like_text_never_panics(
-        s in r#"\{"tasks": \{"t": \{("(run|sleep|timer|lock|unlock|loop|phases|cpus|fork|resume|barrier|wait)[0-9]?": ([-0-9]{1,4}|"[a-z]{0,3}"|\[[0-9, ]{0,5}\]|\{"ref": "[a-z]{0,2}"\}),? ?){0,6}\}\}\}"#
+        s in r#"\{"tasks": \{"t": \{("(run|sleep|timer|lock|unlock|loop|phases|cpus|fork|resume|barrier|wait|send|recv)[0-9]?": ([-0-9]{1,4}|"[a-z]{0,3}"|\[[0-9, ]{0,5}\]|\{"ref": "[a-z]{0,2}"\}),? ?){0,6}\}\}\}"#
     ) {
         let _ = parse_workload(&s, "p.json");
     }
+}
+
+#[test]
+fn channels_are_declared_or_default_to_pipes() {
+    let w = parse(
+        r#"{"global": {"channels": {"s": {"kind": "unix", "capacity": 1000}}},
+            "tasks": {"a": {"send": {"channel": "s", "bytes": 100},
+                            "send1": {"channel": "p", "bytes": 10}},
+                      "b": {"recv": {"channel": "s", "bytes": 100}, "recv1": {"channel": "p"}}}}"#,
+    );
+    assert_eq!(w.channels.len(), 2);
+    assert_eq!(w.channels[0].kind, ChannelKind::Unix);
+    assert_eq!(w.channels[0].capacity, 1000);
+    assert_eq!(w.channels[1].kind, ChannelKind::Pipe);
+    assert_eq!(w.channels[1].capacity, DEFAULT_CHANNEL_CAPACITY);
+    assert_eq!(
+        task(&w, "a").phases[0].events,
+        vec![
+            Event::Send {
+                chan: 0,
+                bytes: 100
+            },
+            Event::Send { chan: 1, bytes: 10 }
+        ]
+    );
+    assert_eq!(
+        task(&w, "b").phases[0].events,
+        vec![
+            Event::Recv { chan: 0, max: 100 },
+            Event::Recv {
+                chan: 1,
+                max: u64::MAX
+            }
+        ]
+    );
+}
+
+#[test]
+fn bad_channels_name_their_place() {
+    let cases: &[(&str, &str, &str)] = &[
+        // Nobody reads: the writer would block forever once the pipe is full.
+        (
+            r#"{"tasks": {"a": {"send": {"channel": "c", "bytes": 1}}}}"#,
+            "tasks.a.send",
+            "\"c\"",
+        ),
+        (
+            r#"{"tasks": {"a": {"recv": {"channel": "c"}}}}"#,
+            "tasks.a.recv",
+            "\"c\"",
+        ),
+        // A message bigger than a blocking channel can ever hold.
+        (
+            r#"{"global": {"channels": {"c": {"capacity": 10}}},
+                "tasks": {"a": {"send": {"channel": "c", "bytes": 11}}, "b": {"recv": {"channel": "c"}}}}"#,
+            "tasks.a.send.bytes",
+            "11",
+        ),
+        (
+            r#"{"global": {"channels": {"c": {"kind": "fifo"}}}, "tasks": {"a": {"run": 1}}}"#,
+            "global.channels.c.kind",
+            "\"fifo\"",
+        ),
+        (
+            r#"{"global": {"channels": {"c": {"kind": "pipe", "capacity": 0}}}, "tasks": {"a": {"run": 1}}}"#,
+            "global.channels.c.capacity",
+            "0",
+        ),
+        (
+            r#"{"tasks": {"a": {"send": {"channel": "c"}}, "b": {"recv": {"channel": "c"}}}}"#,
+            "tasks.a.send",
+            "none",
+        ),
+        (
+            r#"{"tasks": {"a": {"send": {"channel": "c", "bytes": 0}}, "b": {"recv": {"channel": "c"}}}}"#,
+            "tasks.a.send.bytes",
+            "0",
+        ),
+        (
+            r#"{"tasks": {"a": {"send": {"chan": "c", "bytes": 1}}}}"#,
+            "tasks.a.send.chan",
+            "unknown key \"chan\"",
+        ),
+    ];
+    for (text, place, found) in cases {
+        let e = parse_err(text);
+        assert_eq!(e.place, *place, "{text}: {e}");
+        assert!(e.found.contains(found), "{text}: {e}");
+    }
+}
+
+#[test]
+fn dropping_channels_may_have_no_room() {
+    // A futex word of capacity 0: a post reaches only a waiter; a 0-byte post is fine.
+    let w = parse(
+        r#"{"global": {"channels": {"f": {"kind": "futex", "capacity": 0}}},
+            "tasks": {"a": {"send": {"channel": "f", "bytes": 0}}, "b": {"recv": {"channel": "f"}}}}"#,
+    );
+    assert_eq!(w.channels[0].capacity, 0);
+}
+
+#[test]
+fn every_generator_writes_a_valid_workload() {
+    use schedlab::workload::gen::*;
+    let cyclic = CyclictestArgs {
+        policy: "fifo".into(),
+        priority: None,
+        interval: 1000,
+        threads: 4,
+        affinity: true,
+        duration: 1,
+        latency_nice: Some(-20),
+    };
+    let jsons = [
+        hackbench(&HackbenchArgs {
+            groups: 2,
+            loops: 3,
+            pipe: false,
+            threads: true,
+            datasize: 100,
+            latency_nice: Some(19),
+        }),
+        cyclictest(&cyclic).unwrap(),
+        schbench(&SchbenchArgs {
+            message_threads: 2,
+            workers: 3,
+            runtime: 1,
+            sleeptime: 10_000,
+            cputime: 10_000,
+            latency_nice: None,
+        }),
+        netperf(&NetperfArgs {
+            test: "TCP_STREAM".into(),
+            size: 64,
+            duration: 1,
+            sender_cpu: Some(0),
+            receiver_cpu: Some(1),
+            uclamp_min: None,
+        }),
+        frames(&FramesArgs {
+            period: 16_666,
+            frame_us: 2000,
+            background: 8,
+            background_us: 4000,
+            background_period: 37_777,
+            duration: 1,
+            latency_nice: None,
+        }),
+    ];
+    for j in jsons {
+        let w = parse(&j.to_string());
+        assert!(w.global.generator.is_some());
+        w.check_platform(8).unwrap_or_else(|e| panic!("{e}"));
+    }
+    // A priority outside the policy's range is an input error, not a workload.
+    let bad = CyclictestArgs {
+        priority: Some(0),
+        ..cyclic
+    };
+    assert_eq!(cyclictest(&bad).unwrap_err().place, "--priority");
 }

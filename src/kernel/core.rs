@@ -14,6 +14,7 @@ use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
 use super::futex::{Barrier, Cond, Futexes, Mutex};
 use super::pelt::{self, PeltClock, SchedAvg};
+use super::pipe::Channels;
 use super::rt::{RtBandwidth, RtRq};
 use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
 use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
@@ -112,6 +113,8 @@ pub struct Kernel {
     /// The run's randomness (thread start times, I/O service times).
     pub(super) rng: SimRng,
     pub(super) futex: Futexes,
+    /// Pipes, sockets and futex words of the workload's `send`/`recv` events.
+    pub channels: Channels,
     pub(super) rt_bw: RtBandwidth,
     pub(super) rt_period_armed: bool,
     pub(super) next_pid: u32,
@@ -271,6 +274,7 @@ impl Kernel {
             nohz_stats_armed: false,
             rng,
             futex,
+            channels: Channels::new(&workload.channels),
             rt_bw,
             rt_period_armed: false,
             next_pid: FIRST_PID,
@@ -336,6 +340,11 @@ impl Kernel {
 
     pub fn workload(&self) -> &Workload {
         &self.workload
+    }
+
+    /// The workload threads' shared user-space state (the use case's start time, …).
+    pub fn user(&self) -> &UserSpace {
+        &self.user
     }
 
     /// Flush the trace and the rt-app logs at the end of the run: the first error met by
@@ -523,6 +532,7 @@ impl Kernel {
         self.emit_task(now, cpu, t, |p| TraceEvent::SchedProcessExit { p });
         self.tasks[t].state = TaskState::Dead;
         self.futex.forget(t);
+        self.channels.forget(t);
         if let Some(logs) = self.rtapp_logs.as_mut() {
             logs.close(t);
         }
@@ -1612,6 +1622,16 @@ impl Kernel {
             self.fair.check_rq(cpu);
             if let Some(c) = rq.curr {
                 assert_eq!(self.tasks[c].cpu, cpu, "current task on the wrong CPU");
+            }
+        }
+        self.channels.check_invariants();
+        for ch in &self.channels.chans {
+            for t in ch.waiters() {
+                assert!(
+                    !self.tasks[t].on_rq,
+                    "task {} blocked on a channel is queued",
+                    self.tasks[t].pid
+                );
             }
         }
     }

@@ -3,7 +3,7 @@
 //! nice; `fair/eevdf.rs` EEVDF, `fair/group.rs` group scheduling), `rt.rs`
 //! (rt.c), `deadline.rs` (deadline.c), `cpuidle.rs` (time per OPP and idle state, for energy), `pelt.rs` (pelt.c: PELT, util_est), `syscalls.rs` (what threads ask of the kernel, timed writes),
 //! `futex.rs` (the futex-backed pthread objects rt-app
-//! uses), `cpufreq/` (the governors), `sched_cpufreq.rs` (the
+//! uses), `pipe.rs` (pipes, sockets and futex words as bounded buffers with wait queues), `cpufreq/` (the governors), `sched_cpufreq.rs` (the
 //! scheduler's cpufreq hook and frequency changes), `variant.rs` (CONFIG_*, sched features, tunables, patch switches).
 
 pub mod cgroup;
@@ -14,6 +14,7 @@ pub mod deadline;
 pub mod fair;
 pub mod futex;
 pub mod pelt;
+pub mod pipe;
 pub mod rt;
 pub mod sched;
 mod sched_cpufreq;

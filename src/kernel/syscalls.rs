@@ -7,6 +7,7 @@ use super::cgroup::ROOT;
 use super::core::{dl_entity, split_priority, task_ref, AdminRecord, Event, Kernel};
 use super::fair::{LoadWeight, QueueFlags};
 use super::futex::Outcome;
+use super::pipe::SendOutcome;
 use super::sched::{Activity, Class, TaskId, TaskState};
 use super::uclamp::{
     apply_setattr_uclamp, setattr_syscall_checks, sync_rt_default, validate_setattr, Errno,
@@ -117,6 +118,24 @@ impl Kernel {
                 let _ = self.set_latency_nice(t, v, now, q);
             }
             Syscall::SetTaskgroup(g) => self.move_to_taskgroup(t, g, now, q),
+            Syscall::Send { chan, bytes } => {
+                let outcome = self.channels.send(chan, t, bytes);
+                self.wake_channel_waiters(cpu, now, q);
+                if outcome == SendOutcome::Block {
+                    self.block(t);
+                    return;
+                }
+                activity = Activity::Work(self.channel_op_work(chan, true, bytes));
+            }
+            Syscall::Recv { chan, max } => {
+                let got = self.channels.recv(chan, t, max);
+                self.wake_channel_waiters(cpu, now, q);
+                let Some(got) = got else {
+                    self.block(t);
+                    return;
+                };
+                activity = Activity::Work(self.channel_op_work(chan, false, got));
+            }
             Syscall::Exit => {
                 self.do_exit(t, now);
                 return;
@@ -124,6 +143,27 @@ impl Kernel {
         }
         self.tasks[t].activity = activity;
         self.arm_work(cpu, now, q);
+    }
+
+    /// CPU work (capacity·ns) of one channel read or write of `bytes`.
+    fn channel_op_work(&self, chan: usize, send: bool, bytes: u64) -> u64 {
+        let kind = self.channels.chans[chan].kind;
+        self.variant
+            .ipc
+            .op_ns(kind, send, bytes, self.variant.cost_syscall_ns)
+            * SCHED_CAPACITY_SCALE as u64
+    }
+
+    /// Wake the tasks whose blocked channel operation the last send or receive completed;
+    /// each runs its operation's cost before its thread goes on.
+    fn wake_channel_waiters(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        let done = self.channels.take_completed();
+        for c in &done {
+            self.tasks[c.task].activity =
+                Activity::Work(self.channel_op_work(c.chan, c.send, c.bytes));
+            self.try_to_wake_up(c.task, cpu, now, q);
+        }
+        self.channels.restore_completed(done);
     }
 
     /// The running task sleeps until `until` (a timer or an I/O completion wakes it).

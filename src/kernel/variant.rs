@@ -4,6 +4,7 @@
 //! validates the value and names what it expected.
 
 use super::cpufreq::{GovernorKind, Tunables};
+use super::pipe::IpcCosts;
 use super::uclamp::{RtSync, StaticKeyMode, Sysctl, TgRestrict};
 use crate::error::InputError;
 use crate::platform::Platform;
@@ -225,6 +226,8 @@ pub struct Variant {
     /// Delay between schedutil queueing its kthread work (drivers without fast switch) or a
     /// dbs governor queueing its work and that work setting the frequency.
     pub cost_cpufreq_work_ns: u64,
+    /// `cost.pipe_op_ns` etc.: CPU costs of pipe and socket reads and writes.
+    pub ipc: IpcCosts,
     /// Blocking I/O service times vary uniformly by ± this percentage (seeded): devices
     /// are not metronomes, and a perfectly periodic I/O loop phase-locks with the governor.
     pub io_jitter_pct: u64,
@@ -300,6 +303,7 @@ impl Default for Variant {
             cost_context_switch_ns: 1_000,
             cost_syscall_ns: 500,
             cost_cpufreq_work_ns: 50_000,
+            ipc: IpcCosts::default(),
             io_jitter_pct: 10,
             start_spread_ns: 20_000,
         }
@@ -440,6 +444,17 @@ const KNOBS: &[Knob] = &[
         "model.start_spread_ns",
         Uint(0, 1_000_000_000),
         start_spread_ns
+    ),
+    // At least 1 ns, as cost.syscall_ns: a sender whose datagrams are dropped loops.
+    knob!("cost.pipe_op_ns", Uint(1, 1_000_000), ipc.pipe_op_ns),
+    knob!("cost.unix_op_ns", Uint(1, 1_000_000), ipc.unix_op_ns),
+    knob!("cost.inet_op_ns", Uint(1, 1_000_000), ipc.inet_op_ns),
+    knob!("cost.tcp_send_ns", Uint(1, 1_000_000), ipc.tcp_send_ns),
+    knob!("cost.net_rx_ns", Uint(0, 1_000_000), ipc.net_rx_ns),
+    knob!(
+        "cost.copy_ps_per_byte",
+        Uint(0, 1_000_000),
+        ipc.copy_ps_per_byte
     ),
 ];
 

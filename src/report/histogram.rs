@@ -8,7 +8,7 @@ use serde::Serialize;
 /// Latencies above this (100 s) are clamped into the top bucket.
 const HIGHEST_NS: u64 = 100_000_000_000;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LatencyHistogram {
     hist: Option<Histogram<u32>>,
     count: u64,

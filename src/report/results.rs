@@ -1,6 +1,7 @@
 //! The JSON results of a run (DESIGN.md "JSON results"): stable field names, fields are added
 //! and never renamed.
 
+use super::workload::ChannelResult;
 use super::{cluster_energy_mj, cpu_energy_mj, LatencySummary};
 use crate::kernel::core::AdminRecord;
 use crate::kernel::cpuidle::Residency;
@@ -129,6 +130,9 @@ pub struct Results {
     /// The generator's own metric, for workloads written by `schedlab gen`.
     #[serde(rename = "workload", skip_serializing_if = "Option::is_none")]
     pub workload_metrics: Option<serde_json::Value>,
+    /// The workload's IPC channels (extension `send`/`recv`) and what went through them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<ChannelResult>,
     /// uclamp fast-path work (bucket increments, decrements, rescans), the cost the static
     /// key debate of seeds 000/001 is about, and whether the key is on at the end.
     pub uclamp_ops: UclampOps,
@@ -271,6 +275,11 @@ impl Results {
                 let pids: u64 = exited_forks.iter().map(|e| e.counts.threads).sum();
                 json!({ "generator": g.name(), "pids": pids, "pids_per_sec": pids as f64 / secs })
             }
+            Generator::Hackbench { .. }
+            | Generator::Cyclictest
+            | Generator::Schbench
+            | Generator::Netperf
+            | Generator::Frames => super::workload::metrics(k, g, end),
         });
         Results {
             schedlab_version: env!("CARGO_PKG_VERSION"),
@@ -285,6 +294,7 @@ impl Results {
             domains,
             energy_mj,
             workload_metrics,
+            channels: super::workload::channels(k),
             uclamp_ops,
             uclamp_static_key_on: k.uclamp.used,
             sysctls: [

@@ -44,7 +44,17 @@
 //! - `fork_limit` (global, default 1024 as rt-app's `FORKS_LIMIT`; 0: none): how many
 //!   times one task may be forked.
 //! - `generator` (global): the `schedlab gen` generator that wrote the file (`fio`,
-//!   `forkloop`); the results then report its metric.
+//!   `forkloop`, …); the results then report its metric.
+//! - `channels` (global): `{"name": {"kind": K, "capacity": bytes}}` declares IPC channels
+//!   (`kernel/pipe.rs`): `pipe` (default), `unix` (AF_UNIX stream socket) and `tcp` are
+//!   byte streams whose writers block while the buffer is full; `udp` datagrams and `futex`
+//!   posts are dropped when it is full (capacity 0: only a waiting receiver gets one).
+//!   Default capacity: 65536 (a pipe's 16 pages). A message takes its bytes of the
+//!   capacity, at least 1.
+//! - events `send` (`{"channel": name, "bytes": N}`) and `recv` (`{"channel": name}` or
+//!   `{"channel": name, "bytes": max}`): write one message, blocking while the channel is
+//!   full (or dropping it); read one datagram, or up to `bytes` of a stream (default: all
+//!   queued), blocking while it is empty. Every channel needs a sender and a receiver.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -75,7 +85,75 @@ pub struct Workload {
     pub semaphores: Vec<SemSpec>,
     /// Task group paths such as `/tg1/tg11`, as written.
     pub taskgroups: Vec<String>,
+    /// IPC channels (extension): declared in `global.channels` or named by `send`/`recv`.
+    pub channels: Vec<ChannelSpec>,
 }
+
+/// What an IPC channel models (extension `global.channels`), which decides its semantics
+/// and its CPU costs (`kernel/pipe.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChannelKind {
+    /// An anonymous pipe: a byte stream; writers block while it is full.
+    Pipe,
+    /// An AF_UNIX SOCK_STREAM socket pair: a byte stream; writers block while it is full.
+    Unix,
+    /// TCP over loopback: a byte stream; writers block while it is full (flow control).
+    Tcp,
+    /// UDP over loopback: datagrams, dropped when the receive buffer is full.
+    Udp,
+    /// A futex word: a post wakes a waiter, or is kept while there is room, else lost.
+    Futex,
+}
+
+impl ChannelKind {
+    pub const NAMES: &'static [&'static str] = &["pipe", "unix", "tcp", "udp", "futex"];
+
+    pub fn parse(s: &str) -> Option<ChannelKind> {
+        match s {
+            "pipe" => Some(ChannelKind::Pipe),
+            "unix" => Some(ChannelKind::Unix),
+            "tcp" => Some(ChannelKind::Tcp),
+            "udp" => Some(ChannelKind::Udp),
+            "futex" => Some(ChannelKind::Futex),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ChannelKind::Pipe => "pipe",
+            ChannelKind::Unix => "unix",
+            ChannelKind::Tcp => "tcp",
+            ChannelKind::Udp => "udp",
+            ChannelKind::Futex => "futex",
+        }
+    }
+
+    /// Byte streams (a read takes any number of queued bytes) rather than messages.
+    pub fn is_stream(self) -> bool {
+        matches!(
+            self,
+            ChannelKind::Pipe | ChannelKind::Unix | ChannelKind::Tcp
+        )
+    }
+
+    /// Whether a send that does not fit is dropped (else the sender blocks).
+    pub fn drops_when_full(self) -> bool {
+        !self.is_stream()
+    }
+}
+
+/// One IPC channel (extension).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelSpec {
+    pub name: String,
+    pub kind: ChannelKind,
+    /// Bytes (units for futex posts) queued before a writer blocks or a message is dropped.
+    pub capacity: u64,
+}
+
+/// Default channel capacity: a pipe's 16 pages.
+pub const DEFAULT_CHANNEL_CAPACITY: u64 = 65536;
 
 /// The `global` object.
 #[derive(Debug, Clone, PartialEq)]
@@ -240,6 +318,16 @@ pub enum Event {
     SemWait {
         sem: usize,
     },
+    /// Write one message of `bytes` to a channel (extension).
+    Send {
+        chan: usize,
+        bytes: u64,
+    },
+    /// Read one datagram, or up to `max` bytes of a stream, from a channel (extension).
+    Recv {
+        chan: usize,
+        max: u64,
+    },
 }
 
 /// A barrier and the number of threads that must reach it: the instances of every task that
@@ -379,10 +467,12 @@ enum Kind {
     Fork,
     SemPost,
     SemWait,
+    Send,
+    Recv,
 }
 
 fn event_kind(key: &str) -> Option<Kind> {
-    const PREFIXES: [(&str, Kind); 20] = [
+    const PREFIXES: [(&str, Kind); 22] = [
         ("runtime", Kind::Runtime),
         ("run", Kind::Run),
         ("sleep", Kind::Sleep),
@@ -403,6 +493,8 @@ fn event_kind(key: &str) -> Option<Kind> {
         ("fork", Kind::Fork),
         ("sem_post", Kind::SemPost),
         ("sem_wait", Kind::SemWait),
+        ("send", Kind::Send),
+        ("recv", Kind::Recv),
     ];
     PREFIXES
         .iter()
@@ -412,7 +504,7 @@ fn event_kind(key: &str) -> Option<Kind> {
 
 const EVENT_LIST: &str = "run, runtime, sleep, timer, lock, unlock, wait, signal, broad, \
                           sync, barrier, suspend, resume, yield, fork, mem, memrun, iorun, \
-                          sem_post, sem_wait";
+                          sem_post, sem_wait, send, recv";
 const TASK_KEYS: &[&str] = &[
     "instance",
     "loop",
@@ -465,6 +557,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "mem_chase_ns_per_hop",
     "generator",
     "fork_limit",
+    "channels",
 ];
 
 type Members = [(String, Value, json::Pos)];
@@ -524,6 +617,12 @@ enum Deferred {
         name: String,
         place: String,
     },
+    /// A channel one side of which is never used.
+    Channel {
+        chan: usize,
+        send: bool,
+        place: String,
+    },
 }
 
 struct Parser<'a> {
@@ -548,6 +647,11 @@ struct Parser<'a> {
     sem_posted: HashSet<usize>,
     forked: HashSet<usize>,
     deferred: Vec<Deferred>,
+    channels: Table,
+    channel_specs: Vec<ChannelSpec>,
+    /// Channels something sends to, and receives from.
+    chan_sent: HashSet<usize>,
+    chan_received: HashSet<usize>,
 }
 
 /// The scheduling keys of one task or phase object, as written.
@@ -596,6 +700,10 @@ impl<'a> Parser<'a> {
             sem_posted: HashSet::new(),
             forked: HashSet::new(),
             deferred: Vec::new(),
+            channels: Table::default(),
+            channel_specs: Vec::new(),
+            chan_sent: HashSet::new(),
+            chan_received: HashSet::new(),
         }
     }
 
@@ -706,6 +814,20 @@ impl<'a> Parser<'a> {
                         ));
                     }
                 }
+                Deferred::Channel { chan, send, place } => {
+                    let (other, what) = if *send {
+                        (&self.chan_received, "a recv")
+                    } else {
+                        (&self.chan_sent, "a send")
+                    };
+                    if !other.contains(chan) {
+                        return Err(self.err(
+                            place,
+                            format!("a channel that {what} event also uses"),
+                            quote(&self.channel_specs[*chan].name),
+                        ));
+                    }
+                }
             }
         }
         for (b, task, place) in &self.barrier_uses {
@@ -737,6 +859,7 @@ impl<'a> Parser<'a> {
             timers: self.timer_specs,
             semaphores: self.sem_specs,
             taskgroups: self.taskgroups.names,
+            channels: self.channel_specs,
         })
     }
 
@@ -842,6 +965,7 @@ impl<'a> Parser<'a> {
                     self.global.mem_chase_ns_per_hop =
                         self.int_in(v, &place, 0, INT_MAX, "a time in ns")? as u64;
                 }
+                "channels" => self.parse_channels(v, &place)?,
                 _ => unreachable!("properties() admits only GLOBAL_KEYS"),
             }
         }
@@ -1449,6 +1573,7 @@ impl<'a> Parser<'a> {
                 self.forked.insert(task);
                 Event::Fork { task }
             }
+            Kind::Send | Kind::Recv => self.channel_event(kind, v, place)?,
             Kind::SemPost | Kind::SemWait => {
                 let name = self.string(v, place)?;
                 let sem = self.semaphore(name);
@@ -1465,6 +1590,137 @@ impl<'a> Parser<'a> {
                 }
             }
         })
+    }
+
+    /// The channel `name`, declared with the defaults if `global.channels` did not.
+    fn channel(&mut self, name: &str) -> usize {
+        let n = self.channel_specs.len();
+        let chan = self.channels.named(name);
+        if chan == n {
+            self.channel_specs.push(ChannelSpec {
+                name: name.to_string(),
+                kind: ChannelKind::Pipe,
+                capacity: DEFAULT_CHANNEL_CAPACITY,
+            });
+        }
+        chan
+    }
+
+    /// `global.channels`: `{"name": {"kind": K, "capacity": bytes}}`.
+    fn parse_channels(&mut self, v: &Value, place: &str) -> Result<(), InputError> {
+        let Value::Object(m) = v else {
+            return Err(self.err(
+                place,
+                "an object of channels {\"name\": {\"kind\", \"capacity\"}}",
+                v.describe(),
+            ));
+        };
+        for (name, cv, _) in m {
+            let cplace = join(place, name);
+            if self.channels.index.contains_key(&(USER, name.clone())) {
+                return Err(self.err(
+                    &cplace,
+                    "each channel once",
+                    format!("a second {}", quote(name)),
+                ));
+            }
+            let p = self.object(
+                cv,
+                &cplace,
+                &["kind", "capacity"],
+                "{\"kind\": pipe|unix|tcp|udp|futex, \"capacity\": bytes}",
+            )?;
+            let kind = match p.get("kind") {
+                Some(k) => {
+                    let kplace = join(&cplace, "kind");
+                    let s = self.string(k, &kplace)?;
+                    ChannelKind::parse(s).ok_or_else(|| {
+                        self.err(
+                            &kplace,
+                            format!("one of {}", ChannelKind::NAMES.join(", ")),
+                            quote(s),
+                        )
+                    })?
+                }
+                None => ChannelKind::Pipe,
+            };
+            // A channel that blocks its writers must hold at least one byte.
+            let min = u64::from(!kind.drops_when_full());
+            let capacity = match p.get("capacity") {
+                Some(c) => self.int_in(
+                    c,
+                    &join(&cplace, "capacity"),
+                    min as i64,
+                    INT_MAX,
+                    if min == 1 {
+                        "a capacity in bytes (at least 1)"
+                    } else {
+                        "a capacity in bytes"
+                    },
+                )? as u64,
+                None => DEFAULT_CHANNEL_CAPACITY,
+            };
+            let chan = self.channel(name);
+            self.channel_specs[chan].kind = kind;
+            self.channel_specs[chan].capacity = capacity;
+        }
+        Ok(())
+    }
+
+    /// `send`/`recv` (extension).
+    fn channel_event(&mut self, kind: Kind, v: &Value, place: &str) -> Result<Event, InputError> {
+        let send = kind == Kind::Send;
+        let m = self.object(
+            v,
+            place,
+            &["channel", "bytes"],
+            "{\"channel\": name, \"bytes\": N}",
+        )?;
+        let Some(name) = m.get("channel") else {
+            return Err(self.err(place, "a \"channel\" key", "none"));
+        };
+        let name = self.string(name, &join(place, "channel"))?;
+        let chan = self.channel(name);
+        let spec = &self.channel_specs[chan];
+        let (stream, capacity, drops) = (
+            spec.kind.is_stream(),
+            spec.capacity,
+            spec.kind.drops_when_full(),
+        );
+        let bplace = join(place, "bytes");
+        let bytes = match m.get("bytes") {
+            Some(b) => Some(self.int_in(b, &bplace, 0, INT_MAX, "a number of bytes")? as u64),
+            None => None,
+        };
+        self.deferred.push(Deferred::Channel {
+            chan,
+            send,
+            place: place.to_string(),
+        });
+        if send {
+            self.chan_sent.insert(chan);
+            let Some(bytes) = bytes else {
+                return Err(self.err(place, "a \"bytes\" key", "none"));
+            };
+            if stream && bytes == 0 {
+                return Err(self.err(&bplace, "at least 1 byte on a stream channel", "0"));
+            }
+            if !drops && bytes > capacity {
+                return Err(self.err(
+                    &bplace,
+                    format!("at most the channel's capacity ({capacity}): a bigger message would block forever"),
+                    bytes.to_string(),
+                ));
+            }
+            Ok(Event::Send { chan, bytes })
+        } else {
+            self.chan_received.insert(chan);
+            let max = bytes.unwrap_or(u64::MAX);
+            if stream && max == 0 {
+                return Err(self.err(&bplace, "at least 1 byte on a stream channel", "0"));
+            }
+            Ok(Event::Recv { chan, max })
+        }
     }
 
     fn semaphore(&mut self, name: &str) -> usize {

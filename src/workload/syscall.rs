@@ -126,6 +126,17 @@ pub enum Syscall {
     SetLatencyNice(i32),
     /// Move this thread to the task group at index `group` of `Workload::taskgroups`.
     SetTaskgroup(usize),
+    /// Write a message of `bytes` to channel `chan` (`Workload::channels`): blocks while the
+    /// channel is full, unless it drops what does not fit.
+    Send {
+        chan: usize,
+        bytes: u64,
+    },
+    /// Read one datagram, or up to `max` bytes of a stream: blocks while the channel is empty.
+    Recv {
+        chan: usize,
+        max: u64,
+    },
     /// Thread end.
     Exit,
 }

@@ -33,6 +33,7 @@ use std::fmt;
 
 use super::rtapp::{Calibration, Event, PhaseSpec, Workload};
 use super::syscall::{CpuSet, Policy, SchedParams, Syscall};
+use crate::report::LatencyHistogram;
 
 /// rt-app's limit on forks of one task, against fork bombs.
 pub const FORKS_LIMIT: u32 = 1024;
@@ -109,6 +110,11 @@ impl UserSpace {
         } else {
             (index, format!("{name}-{index}"))
         }
+    }
+
+    /// When the first thread started (rt-app's `t_zero`), once one has.
+    pub fn t_zero(&self) -> Option<u64> {
+        self.t_zero
     }
 
     /// Whether a thread tried to fork a task more than `FORKS_LIMIT` times (rt-app exits
@@ -325,6 +331,12 @@ pub struct Thread {
     log: Vec<LoopRecord>,
     activations: u64,
     deadline_misses: u64,
+    /// Timer wake-ups: from the expiry to the thread running again (cyclictest's latency).
+    timer_latency: LatencyHistogram,
+    /// Periodic jobs: from a period's start to the thread reaching its next timer event.
+    response_time: LatencyHistogram,
+    /// When the thread returned `Syscall::Exit`.
+    exited_at: Option<u64>,
 }
 
 impl Thread {
@@ -399,6 +411,9 @@ impl Thread {
             log: Vec::new(),
             activations: 0,
             deadline_misses: 0,
+            timer_latency: LatencyHistogram::default(),
+            response_time: LatencyHistogram::default(),
+            exited_at: None,
         }
     }
 
@@ -444,6 +459,22 @@ impl Thread {
     /// Timer periods found already over when the timer event ran (negative slack).
     pub fn deadline_misses(&self) -> u64 {
         self.deadline_misses
+    }
+
+    /// Timer wake-up latencies (ns): expiry to running, as cyclictest measures them.
+    pub fn timer_latency(&self) -> &LatencyHistogram {
+        &self.timer_latency
+    }
+
+    /// Response times (ns) of periodic jobs: from the start of a timer period to the
+    /// thread's next timer event, i.e. when the work of that period was done.
+    pub fn response_time(&self) -> &LatencyHistogram {
+        &self.response_time
+    }
+
+    /// When the thread exited (simulated ns), if it did.
+    pub fn exited_at(&self) -> Option<u64> {
+        self.exited_at
     }
 
     /// Whether the thread has returned `Syscall::Exit`.
@@ -508,7 +539,10 @@ impl Thread {
                         }
                     }
                 }
-                Pc::Done => return Syscall::Exit,
+                Pc::Done => {
+                    self.exited_at.get_or_insert(now);
+                    return Syscall::Exit;
+                }
             }
         }
     }
@@ -533,6 +567,7 @@ impl Thread {
             }
             Pending::TimerWake { t_next } => {
                 self.iter.wu_lat_us += round_us(ctx.now.saturating_sub(t_next));
+                self.timer_latency.record(ctx.now.saturating_sub(t_next));
                 self.activations += 1;
             }
             Pending::SemWaitCheck { sem } => {
@@ -685,6 +720,7 @@ impl Thread {
                 if ctx.user.fork_limit > 0 && ctx.user.fork_requests[task] >= ctx.user.fork_limit {
                     ctx.user.fork_limit_hit = true;
                     self.pc = Pc::Done;
+                    self.exited_at = Some(now);
                     return Some(Syscall::Exit);
                 }
                 ctx.user.fork_requests[task] += 1;
@@ -716,6 +752,8 @@ impl Thread {
                 Syscall::MutexLock(self.sems[sem].0),
                 Pending::SemWaitCheck { sem },
             ),
+            Event::Send { chan, bytes } => (Syscall::Send { chan, bytes }, Pending::None),
+            Event::Recv { chan, max } => (Syscall::Recv { chan, max }, Pending::None),
         };
         self.pending = then;
         Some(call)
@@ -732,6 +770,9 @@ impl Thread {
         if !state.armed {
             state.armed = true;
             state.t_next = self.t_first;
+        } else if period_us > 0 {
+            // The work of the period that started at the reference is done.
+            self.response_time.record(now.saturating_sub(state.t_next));
         }
         state.t_next = state.t_next.saturating_add(period_us * 1000);
         let t_next = state.t_next;

@@ -1,13 +1,23 @@
 //! `schedlab gen`: workloads the seeds measure, written as rt-app JSON (plus the schedlab
 //! `generator` key, so the results report the generator's own metric).
 
+mod cyclictest;
 mod fio;
 mod forkloop;
+mod frames;
+mod hackbench;
+mod netperf;
 mod pipe;
+mod schbench;
 
+pub use cyclictest::{cyclictest, CyclictestArgs};
 pub use fio::{fio, FioArgs};
 pub use forkloop::{forkloop, ForkloopArgs};
+pub use frames::{frames, FramesArgs};
+pub use hackbench::{hackbench, HackbenchArgs, GROUP_FDS};
+pub use netperf::{netperf, NetperfArgs};
 pub use pipe::{pipe, PipeArgs};
+pub use schbench::{schbench, SchbenchArgs};
 
 /// A generator whose metric the results report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,16 +28,43 @@ pub enum Generator {
     Forkloop,
     /// Two threads passing a token: `ops_per_sec`, `usecs_per_op`.
     Pipe,
+    /// Groups of senders and receivers over sockets or pipes: `completion_ns`. `threads`:
+    /// hackbench's `-T` (only the reported mode differs).
+    Hackbench { threads: bool },
+    /// Timer wake-up latency: min/avg/max and percentiles, µs.
+    Cyclictest,
+    /// Message threads waking workers: the workers' wake-up latency percentiles, µs.
+    Schbench,
+    /// A sender and a receiver over loopback: `mbit_per_sec`, messages per second.
+    Netperf,
+    /// A frame task beside periodic background load: missed frames, frame latency.
+    Frames,
 }
 
 impl Generator {
-    pub const NAMES: &'static [&'static str] = &["fio", "forkloop", "pipe"];
+    pub const NAMES: &'static [&'static str] = &[
+        "fio",
+        "forkloop",
+        "pipe",
+        "hackbench",
+        "hackbench-threads",
+        "cyclictest",
+        "schbench",
+        "netperf",
+        "frames",
+    ];
 
     pub fn parse(s: &str) -> Option<Generator> {
         match s {
             "fio" => Some(Generator::Fio),
             "forkloop" => Some(Generator::Forkloop),
             "pipe" => Some(Generator::Pipe),
+            "hackbench" => Some(Generator::Hackbench { threads: false }),
+            "hackbench-threads" => Some(Generator::Hackbench { threads: true }),
+            "cyclictest" => Some(Generator::Cyclictest),
+            "schbench" => Some(Generator::Schbench),
+            "netperf" => Some(Generator::Netperf),
+            "frames" => Some(Generator::Frames),
             _ => None,
         }
     }
@@ -37,6 +74,12 @@ impl Generator {
             Generator::Fio => "fio",
             Generator::Forkloop => "forkloop",
             Generator::Pipe => "pipe",
+            Generator::Hackbench { threads: false } => "hackbench",
+            Generator::Hackbench { threads: true } => "hackbench-threads",
+            Generator::Cyclictest => "cyclictest",
+            Generator::Schbench => "schbench",
+            Generator::Netperf => "netperf",
+            Generator::Frames => "frames",
         }
     }
 }

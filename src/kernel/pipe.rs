@@ -1,0 +1,428 @@
+//! Blocking IPC as the scheduler sees it (fs/pipe.c, net/unix/af_unix.c, the loopback UDP/TCP
+//! socket paths, and a futex word): a bounded buffer with a queue of blocked readers and a
+//! queue of blocked writers.
+//!
+//! - A write that fits is queued; a write that does not blocks the writer (pipes, AF_UNIX
+//!   and TCP streams) or is dropped (UDP datagrams, futex posts). Waiting writers are served
+//!   in FIFO order: a later write never overtakes a blocked one.
+//! - A read takes one datagram, or up to its maximum of a stream's bytes; on an empty
+//!   channel the reader blocks.
+//! - Hand-off: when a read frees room, the first blocked writers whose messages now fit have
+//!   them queued at once and are woken with their write done; a write to a channel with a
+//!   blocked reader is handed to that reader, who wakes with its read done. So a woken task
+//!   never finds its condition gone, and no data is ever lost or duplicated — the same
+//!   choice the futex module makes for mutexes (the kernel wakes waiters that retry).
+//!
+//! The CPU cost of each read and write (`IpcCosts`) is charged by the kernel to the task that
+//! does it, after the operation, also when it had blocked.
+
+use std::collections::VecDeque;
+
+use crate::workload::{ChannelKind, ChannelSpec};
+
+pub type TaskId = usize;
+
+/// Bytes of one TCP segment on loopback (its 64 KiB MTU, also the GSO limit).
+const TCP_SEGMENT: u64 = 65_536;
+
+/// CPU costs of channel operations, ns at capacity 1024 (switches `cost.*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpcCosts {
+    /// One pipe `read` or `write` (syscall, pipe lock, wake-up of the other side).
+    pub pipe_op_ns: u64,
+    /// One AF_UNIX stream `send` or `recv` (also the skb allocation or free).
+    pub unix_op_ns: u64,
+    /// One UDP/TCP packet through the protocol layers (a UDP `send`, a UDP or TCP `recv`).
+    pub inet_op_ns: u64,
+    /// One TCP `send` that appends to the socket's write queue: small sends are coalesced
+    /// (autocorking, Nagle) into segments of up to 64 KiB on loopback, whose transmit and
+    /// receive work (`inet_op_ns` + `net_rx_ns`) each send pays pro rata of its bytes.
+    pub tcp_send_ns: u64,
+    /// The loopback receive softirq of one packet (`net_rx_action` → IP → UDP/TCP receive),
+    /// run on the sending CPU as loopback transmission does, so charged to the sender.
+    pub net_rx_ns: u64,
+    /// Copying to or from user space, picoseconds per byte, on each side.
+    pub copy_ps_per_byte: u64,
+}
+
+impl Default for IpcCosts {
+    fn default() -> Self {
+        IpcCosts {
+            pipe_op_ns: 2_800,
+            unix_op_ns: 4_800,
+            inet_op_ns: 4_000,
+            tcp_send_ns: 600,
+            net_rx_ns: 4_000,
+            copy_ps_per_byte: 570,
+        }
+    }
+}
+
+impl IpcCosts {
+    /// CPU time (ns at capacity 1024) of one send (`send`) or receive of `bytes` on a
+    /// channel of `kind`; `syscall_ns` is the cost of a futex operation.
+    pub fn op_ns(&self, kind: ChannelKind, send: bool, bytes: u64, syscall_ns: u64) -> u64 {
+        let copy = bytes.saturating_mul(self.copy_ps_per_byte) / 1000;
+        match kind {
+            ChannelKind::Pipe => self.pipe_op_ns + copy,
+            ChannelKind::Unix => self.unix_op_ns + copy,
+            ChannelKind::Udp if send => self.inet_op_ns + self.net_rx_ns + copy,
+            ChannelKind::Tcp if send => {
+                let segment =
+                    (self.inet_op_ns + self.net_rx_ns).saturating_mul(bytes) / TCP_SEGMENT;
+                self.tcp_send_ns + copy + segment
+            }
+            ChannelKind::Tcp | ChannelKind::Udp => self.inet_op_ns + copy,
+            ChannelKind::Futex => syscall_ns,
+        }
+    }
+}
+
+/// What happened on a channel, for the results.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ChannelStats {
+    /// Messages written (queued or handed to a reader) and their bytes.
+    pub sends: u64,
+    pub sent_bytes: u64,
+    /// Reads completed and the bytes they took.
+    pub recvs: u64,
+    pub received_bytes: u64,
+    /// Messages dropped because they did not fit (UDP, futex).
+    pub drops: u64,
+    /// Most bytes (units) ever queued.
+    pub max_queued: u64,
+    /// Times a writer blocked on a full channel, and a reader on an empty one.
+    pub writer_blocks: u64,
+    pub reader_blocks: u64,
+}
+
+/// One channel's state.
+#[derive(Debug, Clone)]
+pub struct Channel {
+    pub kind: ChannelKind,
+    pub capacity: u64,
+    /// Bytes (stream) or units (datagrams: a message takes its bytes, at least 1) queued.
+    queued: u64,
+    /// Datagram sizes in arrival order (empty for streams).
+    messages: VecDeque<u64>,
+    /// Blocked readers with the most bytes each will take.
+    readers: VecDeque<(TaskId, u64)>,
+    /// Blocked writers with the bytes of their message.
+    writers: VecDeque<(TaskId, u64)>,
+    pub stats: ChannelStats,
+}
+
+/// A task whose blocked operation completed: wake it and charge the operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completed {
+    pub task: TaskId,
+    pub chan: usize,
+    pub send: bool,
+    pub bytes: u64,
+}
+
+/// What a send did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendOutcome {
+    /// Queued or handed to a reader.
+    Sent,
+    /// Did not fit and the channel drops what does not fit.
+    Dropped,
+    /// The writer sleeps until a reader makes room.
+    Block,
+}
+
+/// Every channel of the workload, plus the list of completed blocked operations the last
+/// call produced (reused, so steady state does not allocate).
+#[derive(Debug, Clone, Default)]
+pub struct Channels {
+    pub chans: Vec<Channel>,
+    completed: Vec<Completed>,
+}
+
+impl Channel {
+    fn new(spec: &ChannelSpec) -> Channel {
+        Channel {
+            kind: spec.kind,
+            capacity: spec.capacity,
+            queued: 0,
+            messages: VecDeque::new(),
+            readers: VecDeque::new(),
+            writers: VecDeque::new(),
+            stats: ChannelStats::default(),
+        }
+    }
+
+    /// Room a message of `bytes` takes.
+    fn units(&self, bytes: u64) -> u64 {
+        if self.kind.is_stream() {
+            bytes
+        } else {
+            bytes.max(1)
+        }
+    }
+
+    fn fits(&self, bytes: u64) -> bool {
+        self.queued + self.units(bytes) <= self.capacity
+    }
+
+    fn enqueue(&mut self, bytes: u64) {
+        self.queued += self.units(bytes);
+        if !self.kind.is_stream() {
+            self.messages.push_back(bytes);
+        }
+        self.stats.sends += 1;
+        self.stats.sent_bytes += bytes;
+        self.stats.max_queued = self.stats.max_queued.max(self.queued);
+    }
+
+    /// Take one datagram or up to `max` bytes; the channel is not empty.
+    fn dequeue(&mut self, max: u64) -> u64 {
+        let got = if self.kind.is_stream() {
+            max.min(self.queued)
+        } else {
+            self.messages
+                .pop_front()
+                .expect("a non-empty datagram channel has a message")
+        };
+        self.queued -= self.units(got);
+        self.stats.recvs += 1;
+        self.stats.received_bytes += got;
+        got
+    }
+
+    /// Tasks blocked on this channel.
+    pub fn waiters(&self) -> impl Iterator<Item = TaskId> + '_ {
+        self.readers
+            .iter()
+            .chain(self.writers.iter())
+            .map(|&(t, _)| t)
+    }
+
+    /// Bytes (units) queued.
+    pub fn queued(&self) -> u64 {
+        self.queued
+    }
+}
+
+impl Channels {
+    pub fn new(specs: &[ChannelSpec]) -> Channels {
+        Channels {
+            chans: specs.iter().map(Channel::new).collect(),
+            completed: Vec::new(),
+        }
+    }
+
+    /// `write()`/`send()` of one message by `task`.
+    pub fn send(&mut self, c: usize, task: TaskId, bytes: u64) -> SendOutcome {
+        let ch = &mut self.chans[c];
+        if !ch.readers.is_empty() {
+            // Readers wait, so the channel is empty: the message goes straight to them (a
+            // stream's rest to the next readers, then into the buffer, where it fits since a
+            // blocking channel's messages are no bigger than its capacity).
+            ch.stats.sends += 1;
+            ch.stats.sent_bytes += bytes;
+            let mut rest = bytes;
+            while let Some((reader, max)) = ch.readers.pop_front() {
+                let got = if ch.kind.is_stream() {
+                    rest.min(max)
+                } else {
+                    rest
+                };
+                rest -= got;
+                ch.stats.recvs += 1;
+                ch.stats.received_bytes += got;
+                self.completed.push(Completed {
+                    task: reader,
+                    chan: c,
+                    send: false,
+                    bytes: got,
+                });
+                if rest == 0 {
+                    break;
+                }
+            }
+            ch.queued += rest;
+            ch.stats.max_queued = ch.stats.max_queued.max(ch.queued);
+            return SendOutcome::Sent;
+        }
+        if ch.writers.is_empty() && ch.fits(bytes) {
+            ch.enqueue(bytes);
+            return SendOutcome::Sent;
+        }
+        if ch.kind.drops_when_full() {
+            ch.stats.drops += 1;
+            return SendOutcome::Dropped;
+        }
+        ch.stats.writer_blocks += 1;
+        ch.writers.push_back((task, bytes));
+        SendOutcome::Block
+    }
+
+    /// `read()`/`recv()` by `task`: the bytes read, or `None` when it blocks.
+    pub fn recv(&mut self, c: usize, task: TaskId, max: u64) -> Option<u64> {
+        let ch = &mut self.chans[c];
+        if ch.queued == 0 {
+            debug_assert!(ch.writers.is_empty(), "a writer waits on an empty channel");
+            ch.stats.reader_blocks += 1;
+            ch.readers.push_back((task, max));
+            return None;
+        }
+        let got = ch.dequeue(max);
+        // Room was made: blocked writers whose messages fit now complete, in order.
+        while let Some(&(w, bytes)) = ch.writers.front() {
+            if !ch.fits(bytes) {
+                break;
+            }
+            ch.writers.pop_front();
+            ch.enqueue(bytes);
+            self.completed.push(Completed {
+                task: w,
+                chan: c,
+                send: true,
+                bytes,
+            });
+        }
+        Some(got)
+    }
+
+    /// The blocked operations the last calls completed (their tasks must be woken); the
+    /// caller hands the vector back with `restore_completed` once drained.
+    pub fn take_completed(&mut self) -> Vec<Completed> {
+        std::mem::take(&mut self.completed)
+    }
+
+    pub fn restore_completed(&mut self, mut v: Vec<Completed>) {
+        v.clear();
+        self.completed = v;
+    }
+
+    /// Forget a task that exits while blocked (killed at the end of the run).
+    pub fn forget(&mut self, task: TaskId) {
+        for ch in &mut self.chans {
+            ch.readers.retain(|&(t, _)| t != task);
+            ch.writers.retain(|&(t, _)| t != task);
+        }
+    }
+
+    /// The buffer rules, asserted after every event in debug builds: never more queued than
+    /// the capacity; readers wait only on an empty channel; writers only while their message
+    /// does not fit; datagram sizes add up to what is queued.
+    pub fn check_invariants(&self) {
+        for (i, ch) in self.chans.iter().enumerate() {
+            assert!(
+                ch.queued <= ch.capacity,
+                "channel {i}: {} queued over capacity {}",
+                ch.queued,
+                ch.capacity
+            );
+            assert!(
+                ch.readers.is_empty() || ch.queued == 0,
+                "channel {i}: a reader waits while {} bytes are queued",
+                ch.queued
+            );
+            if let Some(&(_, bytes)) = ch.writers.front() {
+                assert!(
+                    !ch.fits(bytes),
+                    "channel {i}: a writer waits though its message fits"
+                );
+            }
+            if !ch.kind.is_stream() {
+                let units: u64 = ch.messages.iter().map(|&b| b.max(1)).sum();
+                assert_eq!(units, ch.queued, "channel {i}: datagrams do not add up");
+            }
+            let s = &ch.stats;
+            assert!(
+                s.received_bytes <= s.sent_bytes,
+                "channel {i}: read more than written"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chans(kind: ChannelKind, capacity: u64) -> Channels {
+        Channels::new(&[ChannelSpec {
+            name: "c".into(),
+            kind,
+            capacity,
+        }])
+    }
+
+    #[test]
+    fn full_pipe_blocks_the_writer_until_a_read_makes_room() {
+        let mut c = chans(ChannelKind::Pipe, 200);
+        assert_eq!(c.send(0, 1, 100), SendOutcome::Sent);
+        assert_eq!(c.send(0, 1, 100), SendOutcome::Sent);
+        assert_eq!(c.send(0, 2, 100), SendOutcome::Block);
+        assert!(c.take_completed().is_empty());
+        assert_eq!(c.recv(0, 3, 100), Some(100));
+        let done = c.take_completed();
+        assert_eq!(
+            done,
+            vec![Completed {
+                task: 2,
+                chan: 0,
+                send: true,
+                bytes: 100
+            }]
+        );
+        assert_eq!(c.chans[0].queued(), 200);
+        c.check_invariants();
+    }
+
+    #[test]
+    fn empty_channel_blocks_the_reader_and_a_write_is_handed_to_it() {
+        let mut c = chans(ChannelKind::Unix, 1000);
+        assert_eq!(c.recv(0, 5, 100), None);
+        assert_eq!(c.send(0, 6, 300), SendOutcome::Sent);
+        let done = c.take_completed();
+        // A stream read takes at most its maximum; the rest stays queued.
+        assert_eq!(done[0].task, 5);
+        assert_eq!(done[0].bytes, 100);
+        assert_eq!(c.chans[0].queued(), 200);
+        c.check_invariants();
+    }
+
+    #[test]
+    fn datagrams_that_do_not_fit_are_dropped() {
+        let mut c = chans(ChannelKind::Udp, 100);
+        assert_eq!(c.send(0, 1, 64), SendOutcome::Sent);
+        assert_eq!(c.send(0, 1, 64), SendOutcome::Dropped);
+        assert_eq!(c.recv(0, 2, u64::MAX), Some(64));
+        assert_eq!(c.chans[0].stats.drops, 1);
+    }
+
+    #[test]
+    fn a_zero_capacity_futex_post_reaches_only_a_waiter() {
+        let mut c = chans(ChannelKind::Futex, 0);
+        assert_eq!(c.send(0, 1, 0), SendOutcome::Dropped);
+        assert_eq!(c.recv(0, 2, u64::MAX), None);
+        assert_eq!(c.send(0, 1, 0), SendOutcome::Sent);
+        assert_eq!(c.take_completed()[0].task, 2);
+        assert_eq!(c.chans[0].stats.max_queued, 0);
+        c.check_invariants();
+    }
+
+    #[test]
+    fn sockets_cost_more_than_pipes_and_bytes_cost_more() {
+        let k = IpcCosts::default();
+        let pipe = k.op_ns(ChannelKind::Pipe, true, 100, 500);
+        let unix = k.op_ns(ChannelKind::Unix, true, 100, 500);
+        assert!(pipe < unix);
+        assert!(
+            k.op_ns(ChannelKind::Udp, true, 64, 500) < k.op_ns(ChannelKind::Udp, true, 16384, 500)
+        );
+        // Small TCP sends are coalesced: far cheaper than a datagram each.
+        assert!(
+            k.op_ns(ChannelKind::Tcp, true, 64, 500) * 4 < k.op_ns(ChannelKind::Udp, true, 64, 500)
+        );
+        // The loopback softirq runs on the sending side.
+        assert!(
+            k.op_ns(ChannelKind::Udp, false, 64, 500) < k.op_ns(ChannelKind::Udp, true, 64, 500)
+        );
+    }
+}
