@@ -10,13 +10,16 @@ pub mod core;
 pub mod cpufreq;
 pub mod cpuidle;
 pub mod deadline;
+pub mod energy_model;
 pub mod fair;
+pub mod fair_balance;
 pub mod futex;
 pub mod pelt;
 pub mod rt;
 pub mod sched;
 mod sched_cpufreq;
 mod syscalls;
+pub mod topology;
 pub mod uclamp;
 pub mod variant;
 
