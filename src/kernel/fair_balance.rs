@@ -106,6 +106,8 @@ pub struct BalanceStats {
     pub eas_wakeups: u64,
     /// Times the root domain's overutilized flag was raised.
     pub overutilized_raised: u64,
+    /// Ticks that found the running task misfit (`rq->misfit_task_load` set).
+    pub misfit_ticks: u64,
 }
 
 /// The scheduler-domain state of the machine and the balancer's per-CPU bookkeeping.
@@ -841,6 +843,9 @@ impl Kernel {
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
+        if self.lb.misfit_task_load[cpu] > 0 {
+            self.lb.stats.misfit_ticks += 1;
+        }
         if now >= self.lb.next_balance[cpu] {
             let idle = if self.cpu_idle(cpu) {
                 IdleType::Idle
