@@ -1309,7 +1309,7 @@ impl Kernel {
         if next.is_none() && self.idle_balance(cpu, now, q) {
             next = self.pick_next_task(cpu, None, now, q);
         }
-        self.update_misfit_status(cpu, next);
+        self.fair_post_schedule(cpu, next);
         if next != prev {
             self.context_switch(cpu, prev, prev_state, next, now);
             if next.is_none() {
@@ -1604,6 +1604,7 @@ impl Kernel {
                 assert_eq!(self.tasks[c].cpu, cpu, "current task on the wrong CPU");
             }
         }
+        self.check_balance_invariants();
     }
 }
 

@@ -339,8 +339,16 @@ impl Kernel {
         }
     }
 
+    /// After `schedule()` picked `next` on `cpu`: an active balance asked of this CPU has
+    /// been served or is moot (its task left the CPU), and the misfit status follows `next`.
+    pub(super) fn fair_post_schedule(&mut self, cpu: usize, next: Option<TaskId>) {
+        self.lb.push_cpu[cpu] = None;
+        self.update_misfit_status(cpu, next);
+    }
+
     /// `update_misfit_status()`: the fair task `curr` now running on `cpu` (None: the CPU
-    /// went idle) is misfit when it does not fit the CPU on an asymmetric system.
+    /// went idle) is misfit when it does not fit the CPU on an asymmetric system. A task of
+    /// another class leaves the status as it was (the kernel updates it in the fair class).
     pub(super) fn update_misfit_status(&mut self, cpu: usize, curr: Option<TaskId>) {
         if !self.lb.topo.asym() {
             return;
@@ -358,6 +366,24 @@ impl Kernel {
         } else {
             self.task_load(t).max(1)
         };
+    }
+
+    /// Invariants of the balancer's state (debug builds).
+    #[cfg(debug_assertions)]
+    pub(super) fn check_balance_invariants(&self) {
+        for cpu in 0..self.rqs.len() {
+            let misfit = self.lb.misfit_task_load[cpu];
+            assert!(
+                misfit == 0 || self.lb.topo.asym(),
+                "misfit on a symmetric system"
+            );
+            assert!(
+                misfit == 0 || self.rqs[cpu].curr.is_some(),
+                "cpu {cpu}: idle with a misfit task"
+            );
+            assert_ne!(self.lb.push_cpu[cpu], Some(cpu), "active balance to itself");
+        }
+        assert!(!self.lb.eas || self.lb.topo.asym() && !self.lb.topo.smt_active);
     }
 
     // ----- wakeup placement --------------------------------------------------------------
@@ -927,23 +953,32 @@ impl Kernel {
         }
     }
 
-    /// `newidle_balance()` for the fair class: balance each domain, lowest first, until a task
-    /// was pulled.
+    /// `newidle_balance()` for the fair class: when some CPU is overloaded (`rd->overload`,
+    /// read here as it is now: a runqueue with two tasks or a misfit one), balance each
+    /// domain, lowest first, until a task was pulled; the CPU's next periodic balance is due
+    /// at its idle intervals.
     pub(super) fn newidle_balance(
         &mut self,
         cpu: usize,
         now: Time,
         q: &mut EventQueue<Event>,
     ) -> bool {
+        let n = self.platform.nr_cpus();
+        let overload =
+            (0..n).any(|c| self.rqs[c].nr_running >= 2 || self.lb.misfit_task_load[c] > 0);
+        let mut next = self.lb.next_balance[cpu];
+        let mut pulled = false;
         for level in 0..self.lb.topo.domains[cpu].len() {
-            if self.load_balance(cpu, level, IdleType::NewlyIdle, now, q) {
-                return true;
+            next =
+                next.min(self.lb.sd[cpu][level].last_balance + self.sd_interval(cpu, level, false));
+            if !overload || pulled {
+                continue;
             }
-            if self.rqs[cpu].nr_running > 0 {
-                return true;
-            }
+            pulled = self.load_balance(cpu, level, IdleType::NewlyIdle, now, q)
+                || self.rqs[cpu].nr_running > 0;
         }
-        false
+        self.lb.next_balance[cpu] = next;
+        pulled
     }
 
     /// `update_sd_lb_stats()` into `self.lb.groups`; returns (local group index, whether a
