@@ -1,6 +1,7 @@
 //! The simulated kernel, one module per kernel file where possible: `core.rs` (core.c: rq,
-//! wakeup, schedule, fork/exit, setscheduler, migration), `fair.rs` (fair.c: CFS), `rt.rs`
-//! (rt.c), `deadline.rs` (deadline.c), `cpuidle.rs` (time per OPP and idle state, for energy), `pelt.rs` (pelt.c: PELT, util_est), `syscalls.rs` (what threads ask of the kernel, timed writes),
+//! wakeup, schedule, fork/exit, setscheduler, migration), `fair.rs` (fair.c: CFS), `fair_balance.rs`
+//! (fair.c: placement, EAS, load balancing), `topology.rs` (topology.c: sched domains),
+//! `energy_model.rs` (the kernel's energy model), `rt.rs` (rt.c), `deadline.rs` (deadline.c), `cpuidle.rs` (time per OPP and idle state, for energy), `pelt.rs` (pelt.c: PELT, util_est), `syscalls.rs` (what threads ask of the kernel, timed writes),
 //! `futex.rs` (the futex-backed pthread objects rt-app
 //! uses), `cpufreq/` (the governors), `sched_cpufreq.rs` (the
 //! scheduler's cpufreq hook and frequency changes), `variant.rs` (CONFIG_*, sched features, tunables, patch switches).
