@@ -11,11 +11,11 @@
 //! imbalanced groups from affinity, NUMA, asym packing).
 
 use super::core::{Event, Kernel};
-use super::cpufreq::{effective_cpu_util, uclamp_rq_util_with, TaskClamp, UtilType};
+use super::cpufreq::{effective_cpu_util, uclamp_rq_util_with, CpuUtil, TaskClamp, UtilType};
 use super::energy_model::EnergyModel;
 use super::sched::{Class, TaskId};
 use super::sched_cpufreq::cpu_util;
-use super::topology::Topology;
+use super::topology::{cpus, Topology};
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Time};
 use crate::trace::TraceEvent;
@@ -128,6 +128,8 @@ pub struct Balance {
     wakee: Vec<Wakee>,
     /// Reused group statistics of the domain being balanced.
     groups: Vec<GroupStats>,
+    /// Per-CPU samples of the EAS estimate under way.
+    eas_cpus: Vec<EasCpu>,
     pub stats: BalanceStats,
 }
 
@@ -167,6 +169,7 @@ impl Balance {
             push_cpu: vec![None; n],
             wakee: Vec::new(),
             groups: Vec::new(),
+            eas_cpus: vec![EasCpu::default(); n],
             stats: BalanceStats::default(),
             topo,
         }
@@ -287,18 +290,6 @@ impl Kernel {
             util = util.max(est);
         }
         util.min(self.capacity_orig(cpu))
-    }
-
-    /// `effective_cpu_util()` of `cpu` with CFS util `util_cfs`.
-    fn eff_util(&self, cpu: usize, util_cfs: u64, kind: UtilType, p: Option<TaskClamp>) -> u64 {
-        let cu = cpu_util(
-            &self.rqs,
-            &self.fair,
-            &self.platform,
-            self.uclamp_used(),
-            cpu,
-        );
-        effective_cpu_util(&cu, util_cfs, kind, p)
     }
 
     // ----- overutilized and misfit -------------------------------------------------------
@@ -435,7 +426,7 @@ impl Kernel {
             cpu
         } else {
             // select_fallback_rq().
-            allowed.iter().next().unwrap_or(prev)
+            cpus(allowed).next().unwrap_or(prev)
         }
     }
 
@@ -518,12 +509,11 @@ impl Kernel {
         }
         let llc = CpuSet(self.lb.topo.llc[target].0 & allowed.0);
         let n = self.platform.nr_cpus();
-        let core_idle = |k: &Kernel, cpu: usize| k.lb.topo.smt[cpu].iter().all(|s| k.cpu_idle(s));
-        let has_idle_core = self.lb.topo.smt_active && llc.iter().any(|c| core_idle(self, c));
+        let core_idle = |k: &Kernel, cpu: usize| cpus(k.lb.topo.smt[cpu]).all(|s| k.cpu_idle(s));
+        let has_idle_core = self.lb.topo.smt_active && cpus(llc).any(|c| core_idle(self, c));
         if self.lb.topo.smt_active && !has_idle_core && self.lb.topo.share_cache(prev, target) {
             // select_idle_smt(): an idle sibling of prev.
-            if let Some(s) = self.lb.topo.smt[prev]
-                .iter()
+            if let Some(s) = cpus(self.lb.topo.smt[prev])
                 .find(|&s| s != prev && llc.contains(s) && self.cpu_idle(s))
             {
                 return s;
@@ -625,7 +615,7 @@ impl Kernel {
             min_capacity: u64::MAX,
             ..GroupStats::default()
         };
-        for cpu in span.iter() {
+        for cpu in cpus(span) {
             let here = self.tasks[t].on_rq && self.tasks[t].cpu == cpu;
             s.load += self.cpu_load(cpu);
             s.util += self.cpu_util_next(cpu, t, None);
@@ -695,11 +685,11 @@ impl Kernel {
     /// else the least loaded one.
     fn find_idlest_group_cpu(&self, group: CpuSet, allowed: CpuSet, this_cpu: usize) -> usize {
         if group.0.count_ones() == 1 {
-            return group.iter().next().unwrap_or(this_cpu);
+            return cpus(group).next().unwrap_or(this_cpu);
         }
         let mut idle: Option<(u64, usize)> = None;
         let mut least: Option<(u64, usize)> = None;
-        for cpu in group.iter().filter(|&c| allowed.contains(c)) {
+        for cpu in cpus(group).filter(|&c| allowed.contains(c)) {
             if self.cpu_idle(cpu) {
                 let since = self.rqs[cpu].idle_since;
                 if idle.map_or(true, |(s, _)| since > s) {
@@ -716,6 +706,23 @@ impl Kernel {
     }
 
     // ----- Energy Aware Scheduling -------------------------------------------------------
+
+    /// The per-CPU inputs of one EAS estimate, sampled once per wakeup into `lb.eas_cpus`:
+    /// within a performance domain only the destination CPU's utilization depends on where
+    /// the task goes (`cpu_util_next()` of any other CPU is the same for every candidate).
+    fn sample_eas_cpus(&mut self, t: TaskId) {
+        let used = self.uclamp_used();
+        for cpu in 0..self.platform.nr_cpus() {
+            let rq = cpu_util(&self.rqs, &self.fair, &self.platform, used, cpu);
+            let without = self.cpu_util_next(cpu, t, None);
+            self.lb.eas_cpus[cpu] = EasCpu {
+                rq,
+                with: self.cpu_util_next(cpu, t, Some(cpu)),
+                freq_without: effective_cpu_util(&rq, without, UtilType::Frequency, None),
+                energy_without: effective_cpu_util(&rq, without, UtilType::Energy, None),
+            };
+        }
+    }
 
     /// `find_energy_efficient_cpu()`: None when EAS does not apply (overutilized, no
     /// asymmetric domain); else prev_cpu or the CPU whose energy delta is strictly lower.
@@ -739,22 +746,24 @@ impl Kernel {
         }
         let clamp = self.task_clamp(t);
         let allowed = self.tasks[t].cpus_allowed;
+        self.sample_eas_cpus(t);
         let (mut best_delta, mut prev_delta) = (u64::MAX, u64::MAX);
         let mut best_cpu = prev;
         for pd in 0..self.lb.topo.perf_domains.len() {
-            let cpus = self.lb.topo.perf_domains[pd];
-            let Some(first) = cpus.iter().next() else {
+            let pd_cpus = self.lb.topo.perf_domains[pd];
+            let Some(first) = cpus(pd_cpus).next() else {
                 continue;
             };
             let cpu_cap = self.capacity_orig(first);
-            let pd_cap = cpu_cap * u64::from(cpus.0.count_ones());
+            let pd_cap = cpu_cap * u64::from(pd_cpus.0.count_ones());
             let (mut max_spare, mut max_spare_cpu) = (0u64, None);
             let (mut prev_spare, mut compute_prev) = (0u64, false);
-            for cpu in cpus.iter() {
+            for cpu in cpus(pd_cpus) {
                 if !sd_span.contains(cpu) || !allowed.contains(cpu) {
                     continue;
                 }
-                let util = self.cpu_util_next(cpu, t, Some(cpu));
+                let c = &self.lb.eas_cpus[cpu];
+                let util = c.with;
                 let mut cap = self.capacity_of(cpu);
                 let (fits, used) = if self.variant.util_fits_cpu {
                     let (rmin, rmax) = self.rq_clamps(cpu);
@@ -762,14 +771,7 @@ impl Kernel {
                         self.util_fits_cpu(util, rmin.max(clamp.min), rmax.max(clamp.max), cpu);
                     (fits, util)
                 } else {
-                    let cu = cpu_util(
-                        &self.rqs,
-                        &self.fair,
-                        &self.platform,
-                        self.uclamp_used(),
-                        cpu,
-                    );
-                    let clamped = uclamp_rq_util_with(&cu, util, Some(clamp));
+                    let clamped = uclamp_rq_util_with(&c.rq, util, Some(clamp));
                     (fits_capacity(clamped, cap), clamped)
                 };
                 if !fits {
@@ -787,23 +789,22 @@ impl Kernel {
             if max_spare_cpu.is_none() && !compute_prev {
                 continue;
             }
-            let pd_busy = cpus
-                .iter()
-                .map(|c| self.eff_util(c, self.cpu_util_next(c, t, None), UtilType::Energy, None))
+            let pd_busy = cpus(pd_cpus)
+                .map(|c| self.lb.eas_cpus[c].energy_without)
                 .sum::<u64>()
                 .min(pd_cap);
             let env = EnergyEnv {
                 pd,
-                cpus,
+                cpus: pd_cpus,
                 cpu_cap,
                 pd_cap,
                 pd_busy,
                 task_busy,
                 clamp,
             };
-            let base = self.compute_energy(&env, t, None);
+            let base = self.compute_energy(&env, None);
             if compute_prev {
-                let e = self.compute_energy(&env, t, Some(prev));
+                let e = self.compute_energy(&env, Some(prev));
                 if e < base {
                     return Some(prev);
                 }
@@ -811,7 +812,7 @@ impl Kernel {
                 best_delta = best_delta.min(prev_delta);
             }
             if let Some(c) = max_spare_cpu.filter(|_| max_spare > prev_spare) {
-                let e = self.compute_energy(&env, t, Some(c));
+                let e = self.compute_energy(&env, Some(c));
                 if e < base {
                     return Some(prev);
                 }
@@ -829,12 +830,17 @@ impl Kernel {
         })
     }
 
-    /// `compute_energy()`: the domain's energy with `t` on `dst` (None: nowhere in it).
-    fn compute_energy(&self, env: &EnergyEnv, t: TaskId, dst: Option<usize>) -> u64 {
+    /// `compute_energy()`: the domain's energy with the task on `dst` (None: nowhere in it),
+    /// from the CPUs sampled by `sample_eas_cpus()`.
+    fn compute_energy(&self, env: &EnergyEnv, dst: Option<usize>) -> u64 {
         let mut max_util = 0;
-        for cpu in env.cpus.iter() {
-            let p = (Some(cpu) == dst).then_some(env.clamp);
-            let util = self.eff_util(cpu, self.cpu_util_next(cpu, t, dst), UtilType::Frequency, p);
+        for cpu in cpus(env.cpus) {
+            let c = &self.lb.eas_cpus[cpu];
+            let util = if Some(cpu) == dst {
+                effective_cpu_util(&c.rq, c.with, UtilType::Frequency, Some(env.clamp))
+            } else {
+                c.freq_without
+            };
             max_util = max_util.max(util);
         }
         let max_util = max_util.min(env.cpu_cap);
@@ -1002,7 +1008,7 @@ impl Kernel {
                 min_capacity: u64::MAX,
                 ..GroupStats::default()
             };
-            for cpu in span.iter() {
+            for cpu in cpus(span) {
                 s.load += self.cpu_load(cpu);
                 s.util += self.cpu_util_cfs(cpu);
                 s.runnable += self.fair.rqs[cpu].avg.runnable_avg;
@@ -1218,7 +1224,7 @@ impl Kernel {
         let sd = &self.lb.topo.domains[dst][level];
         let dst_cap = self.capacity_of(dst);
         let mut best: Option<(u64, u64, usize)> = None;
-        for cpu in CpuSet(self.lb.groups[group].span).iter() {
+        for cpu in cpus(CpuSet(self.lb.groups[group].span)) {
             let nr = u64::from(self.fair.rqs[cpu].h_nr_running);
             if nr == 0 || cpu == dst {
                 continue;
@@ -1334,6 +1340,16 @@ impl Kernel {
         self.lb.stats.active_migrations += 1;
         Some(dst)
     }
+}
+
+/// One CPU as an EAS estimate sees it: its rq signals, its CFS util with the task placed
+/// on it, and its effective utilization without the task (frequency and energy flavours).
+#[derive(Debug, Clone, Copy, Default)]
+struct EasCpu {
+    rq: CpuUtil,
+    with: u64,
+    freq_without: u64,
+    energy_without: u64,
 }
 
 /// Inputs of `compute_energy()` for one performance domain (`struct energy_env`).

@@ -55,6 +55,18 @@ fn mask(cpus: impl IntoIterator<Item = usize>) -> CpuSet {
     CpuSet(cpus.into_iter().fold(0u64, |m, c| m | 1u64 << c))
 }
 
+/// The CPUs of a mask, lowest first (`for_each_cpu`), one step per set bit.
+pub fn cpus(m: CpuSet) -> impl Iterator<Item = usize> {
+    let mut bits = m.0;
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let c = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            c
+        })
+    })
+}
+
 fn or(a: CpuSet, b: CpuSet) -> CpuSet {
     CpuSet(a.0 | b.0)
 }
