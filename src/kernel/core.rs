@@ -8,10 +8,11 @@
 //! so a wakeup that preempts takes effect at the same nanosecond (an IPI without delay).
 
 use super::cgroup::{Cgroups, ROOT};
-use super::cpufreq::{uclamp_rq_util_with, CpuUtil, Cpufreq, Env, Policies};
+use super::cpufreq::{uclamp_rq_util_with, CpuUtil, Cpufreq, Env, GovernorKind, Policies};
 use super::cpuidle::Residency;
 use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
+use super::fair_balance::Balance;
 use super::futex::{Barrier, Cond, Futexes, Mutex};
 use super::pelt::{self, PeltClock, SchedAvg};
 use super::pipe::Channels;
@@ -102,6 +103,8 @@ pub struct Kernel {
     pub rqs: Vec<Rq>,
     pub domains: Vec<Domain>,
     pub fair: Fair,
+    /// Scheduling domains, energy model, overutilized flag and balancer state.
+    pub lb: Balance,
     pub(super) cpufreq: Cpufreq,
     /// uclamp sysctls, static key and switches.
     pub uclamp: UclampSys,
@@ -259,8 +262,15 @@ impl Kernel {
                 .map(|us| us * 1000),
             period: variant.sched_rt_period_us * 1000,
         };
+        let lb = Balance::new(
+            &platform,
+            variant.energy_model,
+            freq_invariant,
+            variant.governor == GovernorKind::Schedutil,
+        );
         let mut k = Kernel {
             fair: Fair::new(n, &variant),
+            lb,
             user: UserSpace::new(&workload),
             platform,
             variant,
@@ -485,7 +495,7 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) {
         let parent_cpu = parent.map_or(0, |p| self.tasks[p].cpu);
-        let cpu = self.select_task_rq(t, parent_cpu, true);
+        let cpu = self.select_task_rq(t, parent_cpu, parent_cpu, true, now);
         let se = self.tasks[t].se;
         // task_fork_fair() runs against the parent's queue, then the child moves.
         let parent_se = parent.map(|p| self.tasks[p].se);
@@ -600,6 +610,9 @@ impl Kernel {
                     .is_some_and(|c| self.tasks[c].class() == Class::Fair);
                 if !curr_fair {
                     self.fair.check_preempt_from_others(cpu, se);
+                }
+                if flags.wakeup {
+                    self.update_overutilized_status(cpu, now);
                 }
                 self.trace_pelt(cpu, t, false, now);
                 if v61 {
@@ -1045,12 +1058,22 @@ impl Kernel {
         self.rqs[cpu].curr.is_none() && self.rqs[cpu].nr_running == 0
     }
 
-    /// `select_task_rq()`: RT tasks go through `select_task_rq_rt`; the others, for now, to
-    /// the previous CPU if idle, else the lowest-numbered idle CPU they may use, else the
-    /// previous CPU (or the first allowed one).
-    pub(super) fn select_task_rq(&mut self, t: TaskId, prev: usize, _fork: bool) -> usize {
-        if self.tasks[t].class() == Class::Rt {
-            return self.select_task_rq_rt(t, prev);
+    /// `select_task_rq()` from `this_cpu`: fair tasks go through `select_task_rq_fair`, RT
+    /// tasks through `select_task_rq_rt`; deadline tasks, for now, to the previous CPU if
+    /// idle, else the lowest-numbered idle CPU they may use, else the previous CPU (or the
+    /// first allowed one).
+    pub(super) fn select_task_rq(
+        &mut self,
+        t: TaskId,
+        prev: usize,
+        this_cpu: usize,
+        fork: bool,
+        now: Time,
+    ) -> usize {
+        match self.tasks[t].class() {
+            Class::Rt => return self.select_task_rq_rt(t, prev),
+            Class::Fair => return self.select_task_rq_fair(t, prev, this_cpu, fork, now),
+            Class::Dl => {}
         }
         let allowed = self.tasks[t].cpus_allowed;
         let n = self.platform.nr_cpus();
@@ -1183,7 +1206,7 @@ impl Kernel {
         task.wake_gen += 1;
         task.stats.wakeups += 1;
         task.stats.woken_at = Some(now);
-        let cpu = self.select_task_rq(t, prev, false);
+        let cpu = self.select_task_rq(t, prev, waker_cpu, false, now);
         let migrated = cpu != prev;
         if migrated {
             if self.tasks[t].class() == Class::Fair {
@@ -1267,9 +1290,9 @@ impl Kernel {
         next
     }
 
-    /// Newly-idle balance, simplified: pull the best waiting task this CPU may run from the
-    /// busiest runqueue (RT and deadline tasks first, as `pull_rt_task` would, then the
-    /// fair task last in its timeline, as `detach_tasks` walks from the tail).
+    /// Newly-idle balance: pull the best waiting RT or deadline task this CPU may run from
+    /// the busiest runqueue (as `pull_rt_task` would), else the fair class's
+    /// `newidle_balance` (fair_balance.rs).
     pub(super) fn idle_balance(
         &mut self,
         cpu: usize,
@@ -1280,21 +1303,21 @@ impl Kernel {
         let busiest = (0..n)
             .filter(|&c| c != cpu && self.rqs[c].nr_running >= 2)
             .max_by_key(|&c| (self.rqs[c].nr_running, std::cmp::Reverse(c)));
-        let Some(src) = busiest else { return false };
-        let rq = &self.rqs[src];
-        let allowed = |t: TaskId| self.tasks[t].cpus_allowed.contains(cpu) && rq.curr != Some(t);
-        let pick = rq
-            .dl
-            .waiting(rq.curr)
-            .find(|&t| allowed(t))
-            .or_else(|| rq.rt.waiting(rq.curr).find(|&t| allowed(t)))
-            .or_else(|| self.fair.find_task_rev(src, &allowed));
+        let pick = busiest.and_then(|src| {
+            let rq = &self.rqs[src];
+            let allowed =
+                |t: TaskId| self.tasks[t].cpus_allowed.contains(cpu) && rq.curr != Some(t);
+            rq.dl
+                .waiting(rq.curr)
+                .find(|&t| allowed(t))
+                .or_else(|| rq.rt.waiting(rq.curr).find(|&t| allowed(t)))
+        });
         match pick {
             Some(t) => {
                 self.move_queued_task(t, cpu, now, q);
                 true
             }
-            None => false,
+            None => self.newidle_balance(cpu, now, q),
         }
     }
 
@@ -1330,17 +1353,28 @@ impl Kernel {
                 }
                 let dest = self.tasks[p].cpus_allowed.iter().next().unwrap_or(cpu);
                 self.move_queued_task(p, dest, now, q);
+            } else if let Some(dest) = self.take_active_balance(cpu, p) {
+                // The stopper of an active balance moves the running task.
+                self.fair.put_prev_entity(cpu, self.tasks[p].se, now);
+                self.move_queued_task(p, dest, now, q);
             }
+        }
+        if let Some(p) = prev {
+            self.balance_rt(cpu, p, now, q);
         }
         let mut next = self.pick_next_task(cpu, prev, now, q);
         if next.is_none() && self.idle_balance(cpu, now, q) {
             next = self.pick_next_task(cpu, None, now, q);
         }
+        self.fair_post_schedule(cpu, next);
         if next != prev {
             self.context_switch(cpu, prev, prev_state, next, now);
             if next.is_none() {
                 self.arm_nohz_stats(cpu, now, q);
             }
+        }
+        if self.rqs[cpu].rt.nr_running >= 2 {
+            self.push_rt_tasks(cpu, now, q);
         }
         self.arm_work(cpu, now, q);
         self.update_tick(cpu, now, q);
@@ -1464,6 +1498,8 @@ impl Kernel {
                 if self.fair.task_tick(cpu, now) == Preempt::Yes {
                     self.resched_curr(cpu);
                 }
+                self.update_misfit_status(cpu, Some(t));
+                self.update_overutilized_status(cpu, now);
                 self.trace_pelt(cpu, t, false, now);
                 if self.variant.cpufreq_update_sites == UpdateSites::LessAggressive {
                     self.fair.take_util_change(cpu);
@@ -1483,6 +1519,7 @@ impl Kernel {
             self.update_blocked_averages(cpu, now);
             self.fair_util_kick(cpu, now, q);
         }
+        self.trigger_load_balance(cpu, now, q);
     }
 
     /// `task_tick_rt()`: only SCHED_RR has a slice, and it rotates only among peers.
@@ -1634,6 +1671,7 @@ impl Kernel {
                 );
             }
         }
+        self.check_balance_invariants();
     }
 }
 

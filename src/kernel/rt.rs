@@ -6,6 +6,9 @@
 //! As in the kernel, the running RT task stays in its list: a preempted FIFO task therefore
 //! resumes at the head of its level, and an RR task whose slice ran out is moved to the tail.
 
+use super::core::{Event, Kernel};
+use super::sched::Class;
+use crate::sim::{EventQueue, Time};
 use std::collections::VecDeque;
 
 /// `MAX_RT_PRIO`: kernel priorities 0..99 belong to RT.
@@ -139,6 +142,72 @@ impl RtBandwidth {
             return true;
         }
         false
+    }
+}
+
+impl Kernel {
+    /// `push_rt_tasks()`: while a queued RT task of `cpu` cannot run because the current task
+    /// has higher priority, move it to the CPU `find_lowest_rq()` finds for it.
+    pub(super) fn push_rt_tasks(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        for _ in 0..self.platform.nr_cpus() {
+            let rq = &self.rqs[cpu];
+            let Some(curr) = rq.curr else { return };
+            // pick_next_pushable_task(): the highest queued task that may run elsewhere.
+            let pushable = rq
+                .rt
+                .waiting(Some(curr))
+                .find(|&t| self.tasks[t].cpus_allowed.0.count_ones() > 1);
+            let Some(t) = pushable else { return };
+            if self.tasks[t].prio() < self.tasks[curr].prio() {
+                // It will preempt the current task here instead.
+                self.resched_curr(cpu);
+                return;
+            }
+            let clamp = self.uclamp_eff(t);
+            match self.find_lowest_rq(t, cpu, clamp) {
+                Some(target) if target != cpu => self.move_queued_task(t, target, now, q),
+                _ => return,
+            }
+        }
+    }
+
+    /// `balance_rt()` on the way out of RT task `prev`: if the CPU's highest RT priority
+    /// dropped below `prev`'s (`need_pull_rt_task`), `pull_rt_task()` takes the highest
+    /// waiting task of an overloaded CPU that beats this CPU's new priority and does not
+    /// beat its own CPU's current task.
+    pub(super) fn balance_rt(
+        &mut self,
+        cpu: usize,
+        prev: TaskId,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        let rt_prio = |k: &Kernel| k.rqs[cpu].rt.highest_prio().unwrap_or(MAX_RT_PRIO);
+        if self.tasks[prev].class() != Class::Rt
+            || rt_prio(self) <= self.tasks[prev].prio() as usize
+        {
+            return;
+        }
+        let n = self.platform.nr_cpus();
+        for i in 1..n {
+            let src = (cpu + i) % n;
+            let rq = &self.rqs[src];
+            if rq.rt.nr_running < 2 {
+                continue;
+            }
+            let Some(curr) = rq.curr else { continue };
+            let Some(t) = rq
+                .rt
+                .waiting(Some(curr))
+                .find(|&t| self.tasks[t].cpus_allowed.contains(cpu))
+            else {
+                continue;
+            };
+            let prio = self.tasks[t].prio();
+            if (prio as usize) < rt_prio(self) && prio >= self.tasks[curr].prio() {
+                self.move_queued_task(t, cpu, now, q);
+            }
+        }
     }
 }
 

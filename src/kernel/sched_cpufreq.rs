@@ -25,7 +25,7 @@ pub struct CpuTimesAcc {
 }
 
 /// The rq signals `effective_cpu_util()` reads for `cpu`.
-fn cpu_util(
+pub(super) fn cpu_util(
     rqs: &[Rq],
     fair: &Fair,
     platform: &Platform,

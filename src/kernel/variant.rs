@@ -205,6 +205,12 @@ pub struct Variant {
     pub cpufreq: Tunables,
     /// CONFIG_HZ: tick frequency.
     pub hz: u32,
+    /// `config.ENERGY_MODEL`: the energy model is registered (where the platform has one),
+    /// so EAS runs when its other conditions hold; off, fair placement is capacity-aware only.
+    pub energy_model: bool,
+    /// `variant.util_fits_cpu`: fair fit tests use v6.2's uclamp-aware `util_fits_cpu()`
+    /// (backported to 6.1.y) instead of v6.1's `task_fits_capacity()`.
+    pub util_fits_cpu: bool,
     pub features: Features,
     /// /sys/kernel/debug/sched/latency_ns etc. *before* scaling by the CPU count.
     pub sched_latency_ns: u64,
@@ -290,6 +296,8 @@ impl Default for Variant {
             governor: GovernorKind::Schedutil,
             cpufreq: Tunables::default(),
             hz: 250,
+            energy_model: true,
+            util_fits_cpu: false,
             features: Features::default(),
             sched_latency_ns: 6_000_000,
             sched_min_granularity_ns: 750_000,
@@ -356,6 +364,8 @@ macro_rules! knob {
 const KNOBS: &[Knob] = &[
     knob!("config.HZ", Uint(100, 1000), hz),
     knob!("config.UCLAMP_TASK", Bool, uclamp_task),
+    knob!("config.ENERGY_MODEL", Bool, energy_model),
+    knob!("variant.util_fits_cpu", Bool, util_fits_cpu),
     knob!("config.UCLAMP_TASK_GROUP", Bool, uclamp_task_group),
     knob!("config.UCLAMP_BUCKETS_COUNT", Uint(5, 20), uclamp_buckets),
     knob!("config.FAIR_GROUP_SCHED", Bool, fair_group_sched),

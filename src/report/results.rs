@@ -5,6 +5,7 @@ use super::workload::ChannelResult;
 use super::{cluster_energy_mj, cpu_energy_mj, LatencySummary};
 use crate::kernel::core::AdminRecord;
 use crate::kernel::cpuidle::Residency;
+use crate::kernel::fair_balance::BalanceStats;
 use crate::kernel::sched::{TaskState, ThreadCounts};
 use crate::kernel::uclamp::{Sysctl, UclampOps};
 use crate::kernel::Kernel;
@@ -143,6 +144,9 @@ pub struct Results {
     pub admin_writes: Vec<AdminRecord>,
     /// Task groups with their `cpu.uclamp.*` files as they read and their effective clamps.
     pub cgroups: Vec<CgroupResult>,
+    /// Whether EAS ran, and the placement and balancing counters.
+    pub eas_enabled: bool,
+    pub balance: BalanceStats,
     /// Events the engine handled.
     pub sim_events: u64,
     /// Host time the simulation took (0 with `--reproducible`, so results compare byte for
@@ -306,6 +310,8 @@ impl Results {
             .collect(),
             admin_writes: k.admin_log.clone(),
             cgroups,
+            eas_enabled: k.lb.eas,
+            balance: k.lb.stats,
             sim_events,
             wall_ns,
         }

@@ -114,6 +114,11 @@ impl<W: Write> Ftrace<W> {
                 "uclamp_util_cfs: cpu={cpu} util_avg={} uclamp_avg={} uclamp_min={} uclamp_max={}",
                 c.util_avg, c.uclamp_avg, c.uclamp_min, c.uclamp_max
             ),
+            TraceEvent::SchedOverutilized { overutilized, span } => writeln!(
+                o,
+                "sched_overutilized: overutilized={} span=0x{span:x}",
+                u8::from(overutilized)
+            ),
             TraceEvent::Print { text } => writeln!(o, "print: tracing_mark_write: {text}"),
             TraceEvent::SchedCpuCapacity {
                 cpu,

@@ -189,6 +189,12 @@ pub enum TraceEvent<'a> {
         cpu: usize,
         clamps: UclampFields,
     },
+    /// The root domain's overutilized flag was written (LISA's `sched_overutilized`);
+    /// `span` is the root domain's CPU mask.
+    SchedOverutilized {
+        overutilized: bool,
+        span: u64,
+    },
     /// A line written to trace_marker (`print: tracing_mark_write: …`).
     Print {
         text: &'a str,
