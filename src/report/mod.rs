@@ -4,10 +4,13 @@
 pub mod compare;
 mod energy;
 mod histogram;
+pub mod plot;
 mod results;
 mod summary;
 
 pub use energy::{cluster_energy_mj, cpu_energy_mj};
 pub use histogram::{LatencyHistogram, LatencySummary};
-pub use results::{CpuResult, DomainResult, ExitedForksResult, Results, TaskResult};
+pub use results::{
+    generator_metrics, CpuResult, DomainResult, ExitedForksResult, Results, TaskResult,
+};
 pub use summary::summary;

@@ -238,27 +238,11 @@ impl Results {
             })
             .collect();
         let secs = end as f64 / 1e9;
-        let workload_metrics = k.workload().global.generator.map(|g| match g {
-            Generator::Fio => {
-                let ios: u64 = tasks.iter().map(|t| t.io_completions).sum::<u64>()
-                    + exited_forks
-                        .iter()
-                        .map(|e| e.counts.io_completions)
-                        .sum::<u64>();
-                json!({ "generator": g.name(), "ios": ios, "iops": ios as f64 / secs })
-            }
-            Generator::Pipe => {
-                // Each round trip wakes the sender once.
-                let ops: u64 = tasks.iter().filter(|t| t.name.starts_with("sender-")).map(|t| t.wakeups).sum();
-                let per_sec = ops as f64 / secs;
-                json!({ "generator": g.name(), "ops": ops, "ops_per_sec": per_sec, "usecs_per_op": 1e6 / per_sec })
-            }
-            Generator::Forkloop => {
-                // A PID is consumed per launched program that ran to its end.
-                let pids: u64 = exited_forks.iter().map(|e| e.counts.threads).sum();
-                json!({ "generator": g.name(), "pids": pids, "pids_per_sec": pids as f64 / secs })
-            }
-        });
+        let workload_metrics = k
+            .workload()
+            .global
+            .generator
+            .map(|g| generator_metrics(g, &tasks, &exited_forks, secs));
         Results {
             schedlab_version: env!("CARGO_PKG_VERSION"),
             platform: k.platform.name.clone(),
@@ -285,6 +269,40 @@ impl Results {
             cgroups,
             sim_events,
             wall_ns,
+        }
+    }
+}
+
+/// A generator's own metric over the threads of its workload (`secs` of simulated time).
+pub fn generator_metrics(
+    g: Generator,
+    tasks: &[TaskResult],
+    exited_forks: &[ExitedForksResult],
+    secs: f64,
+) -> serde_json::Value {
+    match g {
+        Generator::Fio => {
+            let ios: u64 = tasks.iter().map(|t| t.io_completions).sum::<u64>()
+                + exited_forks
+                    .iter()
+                    .map(|e| e.counts.io_completions)
+                    .sum::<u64>();
+            json!({ "generator": g.name(), "ios": ios, "iops": ios as f64 / secs })
+        }
+        Generator::Pipe => {
+            // Each round trip wakes the sender once.
+            let ops: u64 = tasks
+                .iter()
+                .filter(|t| t.name.starts_with("sender-"))
+                .map(|t| t.wakeups)
+                .sum();
+            let per_sec = ops as f64 / secs;
+            json!({ "generator": g.name(), "ops": ops, "ops_per_sec": per_sec, "usecs_per_op": 1e6 / per_sec })
+        }
+        Generator::Forkloop => {
+            // A PID is consumed per launched program that ran to its end.
+            let pids: u64 = exited_forks.iter().map(|e| e.counts.threads).sum();
+            json!({ "generator": g.name(), "pids": pids, "pids_per_sec": pids as f64 / secs })
         }
     }
 }
