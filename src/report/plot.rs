@@ -174,6 +174,7 @@ impl PlotRecorder {
             .configure_mesh()
             .x_desc("time (s)")
             .y_desc("frequency (MHz)")
+            .y_label_formatter(&|y| format!("{y:.0}"))
             .axis_desc_style(("sans-serif", 20))
             .label_style(("sans-serif", 16))
             .draw()?;
@@ -217,6 +218,7 @@ impl PlotRecorder {
             .configure_mesh()
             .x_desc("time (s)")
             .y_desc("utilization (0..1024)")
+            .y_label_formatter(&|y| format!("{y:.0}"))
             .axis_desc_style(("sans-serif", 20))
             .label_style(("sans-serif", 16))
             .draw()?;
