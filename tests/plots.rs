@@ -45,7 +45,7 @@ fn a_run_draws_frequency_utilization_residency_and_latency() {
     let gantt = svg(&p, "residency.svg");
     assert!(gantt.contains("CPU"));
     let cdf = svg(&p, "latency_cdf.svg");
-    assert!(cdf.contains("wakeup latency (µs, log scale)"));
+    assert!(cdf.contains("wakeup latency (µs, log scale"));
     assert!(cdf.contains("all tasks"));
     // Every task that ran is in the residency legend; every fair task (PELT tracks fair
     // entities, so not the FIFO audio task) has a utilization line.

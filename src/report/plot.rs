@@ -189,6 +189,7 @@ impl PlotRecorder {
         }
         chart
             .configure_series_labels()
+            .label_font(("sans-serif", 16))
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()?;
@@ -250,6 +251,7 @@ impl PlotRecorder {
         }
         chart
             .configure_series_labels()
+            .label_font(("sans-serif", 16))
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()?;
@@ -328,6 +330,7 @@ impl PlotRecorder {
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)
+            .label_font(("sans-serif", 16))
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()?;
@@ -340,6 +343,9 @@ impl PlotRecorder {
         let root = SVGBackend::new(&path, (WIDTH, 600)).into_drawing_area();
         root.fill(&WHITE)?;
         let all = &self.latency[MAX_TASKS + 1];
+        // Log scale from 10 ns; a zero latency (woken onto an idle CPU, switched in at once)
+        // is drawn at the left edge.
+        let x_min = 0.01;
         let x_max = (all.percentile(100.0) as f64 / 1e3).max(2.0) * 1.2;
         let mut chart = ChartBuilder::on(&root)
             .caption(
@@ -349,10 +355,10 @@ impl PlotRecorder {
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(70)
-            .build_cartesian_2d((0.1f64..x_max).log_scale(), 0.0..1.0)?;
+            .build_cartesian_2d((x_min..x_max).log_scale(), 0.0..1.0)?;
         chart
             .configure_mesh()
-            .x_desc("wakeup latency (µs, log scale)")
+            .x_desc("wakeup latency (µs, log scale; 0 at the left edge)")
             .y_desc("fraction of wakeups ≤ x")
             .axis_desc_style(("sans-serif", 20))
             .label_style(("sans-serif", 16))
@@ -373,7 +379,7 @@ impl PlotRecorder {
             let pts: Vec<(f64, f64)> = (0..=200)
                 .map(|k| {
                     let q = k as f64 / 2.0;
-                    ((h.percentile(q) as f64 / 1e3).max(0.1), q / 100.0)
+                    ((h.percentile(q) as f64 / 1e3).max(x_min), q / 100.0)
                 })
                 .collect();
             let color = if i == MAX_TASKS + 1 {
@@ -394,6 +400,7 @@ impl PlotRecorder {
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::LowerRight)
+            .label_font(("sans-serif", 16))
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()?;
