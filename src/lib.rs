@@ -30,6 +30,7 @@ pub mod experiment;
 pub mod kernel;
 pub mod platform;
 pub mod report;
+pub mod reproduce;
 pub mod sim;
 pub mod sweep;
 pub mod trace;

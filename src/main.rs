@@ -37,6 +37,9 @@ enum Command {
     /// Run a workload over a grid of switch values (in parallel), writing a CSV and a JSON
     /// row per point; or join the JSON of shards run elsewhere (--merge).
     Sweep(SweepArgs),
+    /// Run the bundled reproductions of the seeds' result tables (experiments/*.toml with a
+    /// [reproduce] table), all or the one named, and print ours beside the seed's.
+    Reproduce(ReproduceArgs),
     /// Validate a workload without simulating it.
     Check {
         /// Experiment file (.toml), rt-app JSON file, or - for standard input.
@@ -81,6 +84,21 @@ struct CompareArgs {
     /// Draw the metrics as bars with error bars (SVG) into DIR.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ReproduceArgs {
+    /// The experiment's name or file stem (default: all).
+    name: Option<String>,
+    /// Where the bundled experiments are (default: ./experiments, else the source tree's).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// The test tier's size: each reproduction's `quick` duration and runs.
+    #[arg(long)]
+    quick: bool,
+    /// Write the outcomes as JSON to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -411,12 +429,40 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
     Ok(())
 }
 
+fn reproduce(args: ReproduceArgs) -> Result<(), Error> {
+    let dir = args.dir.clone().unwrap_or_else(|| {
+        let here = PathBuf::from("experiments");
+        if here.is_dir() {
+            here
+        } else {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("experiments")
+        }
+    });
+    let all = schedlab::reproduce::bundled(&dir, args.name.as_deref())?;
+    let mut outcomes = Vec::new();
+    for r in &all {
+        let o = r.run(args.quick)?;
+        if args.json.as_deref() != Some("-") {
+            println!("{}", schedlab::reproduce::render(&o));
+        }
+        outcomes.push(o);
+    }
+    let json = serde_json::to_string_pretty(&outcomes).expect("outcomes serialise");
+    match args.json.as_deref() {
+        Some("-") => println!("{json}"),
+        Some(path) => write_file(std::path::Path::new(path), &(json + "\n"))?,
+        None => {}
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Compare(args) => compare(args),
         Command::Sweep(args) => sweep(args),
+        Command::Reproduce(args) => reproduce(args),
         Command::Check { workload, platform } => {
             load_side(&workload, platform.as_deref(), None, &[]).and_then(|e| {
                 let (p, _) = e.build()?;

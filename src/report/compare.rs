@@ -60,8 +60,8 @@ fn generator_samples(prefix: &str, v: &serde_json::Value, out: &mut Vec<Sample>)
 }
 
 /// The metrics `compare` and `sweep` read from a run: the workload generators' own (named
-/// `<workload>.<metric>` when an experiment runs several), then energy, wakeup latency and
-/// deadline misses.
+/// `<workload>.<metric>` when an experiment runs several), then energy, wakeup latency,
+/// deadline misses and uclamp fast-path operations.
 pub fn samples(r: &Results) -> Vec<Sample> {
     let mut out = Vec::new();
     if let Some(w) = &r.workload_metrics {
@@ -93,6 +93,10 @@ pub fn samples(r: &Results) -> Vec<Sample> {
     ));
     out.push(amean("wakeup_latency_p99_max_us", p99 as f64 / 1e3));
     out.push(amean("deadline_misses", misses as f64));
+    // uclamp's fast-path work (bucket increments, decrements, rescans): the cost the
+    // static-key debate of seeds 000/001 is about.
+    let ops = r.uclamp_ops;
+    out.push(amean("uclamp_ops", (ops.inc + ops.dec + ops.rescan) as f64));
     out
 }
 
@@ -117,7 +121,8 @@ pub struct Comparison {
     pub metrics: Vec<MetricRow>,
 }
 
-fn mean(kind: MeanKind, xs: &[f64]) -> f64 {
+/// Hmean or Amean of `xs` (0 for an Hmean over a non-positive value).
+pub fn mean(kind: MeanKind, xs: &[f64]) -> f64 {
     let n = xs.len() as f64;
     match kind {
         MeanKind::Amean => xs.iter().sum::<f64>() / n,
@@ -127,7 +132,7 @@ fn mean(kind: MeanKind, xs: &[f64]) -> f64 {
 }
 
 /// Sample variance (n - 1).
-fn variance(xs: &[f64]) -> f64 {
+pub fn variance(xs: &[f64]) -> f64 {
     let n = xs.len() as f64;
     if xs.len() < 2 {
         return 0.0;
