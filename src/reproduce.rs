@@ -361,16 +361,12 @@ impl Reproduction {
             rows,
             experiment,
         };
-        // Every row's switches must be valid now, not when it runs.
+        // Every row's switches must be valid now, not when it runs; errors name the row.
         for (i, row) in repro.rows.iter().enumerate() {
             let mut side = repro.experiment.clone();
             for s in &row.sets {
-                side.set(s, &format!("{file} reproduce.row[{i}].set"))
-                    .map_err(|e| InputError {
-                        file: file.clone(),
-                        place: format!("reproduce.row[{i}].set.{}", e.place),
-                        ..e
-                    })?;
+                let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k);
+                side.set(s, &format!("reproduce.row[{i}].set.{key}"))?;
             }
         }
         Ok(repro)
