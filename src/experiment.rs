@@ -94,6 +94,8 @@ pub struct Experiment {
     pub file: String,
     /// A preset name or a platform file path (made relative to the current directory).
     pub platform: String,
+    /// Whether `platform` was written in the experiment file (errors then name its key).
+    platform_from_file: bool,
     pub duration_ns: Option<u64>,
     pub seeds: Vec<u64>,
     pub workload: Workload,
@@ -685,6 +687,7 @@ impl Experiment {
             .map_or("experiment".into(), |s| s.to_string_lossy().into_owned());
         let name = r.string(&t, "name", "")?.unwrap_or(stem);
         r.string(&t, "description", "")?;
+        let platform_from_file = t.contains_key("platform");
         let platform = match r.string(&t, "platform", "")? {
             None => "juno-r0".to_string(),
             Some(p) if preset(&p).is_some() => p,
@@ -746,6 +749,7 @@ impl Experiment {
             name,
             file: file.to_string(),
             platform,
+            platform_from_file,
             duration_ns,
             seeds,
             workload,
@@ -774,6 +778,7 @@ impl Experiment {
             }],
             name,
             platform: platform.to_string(),
+            platform_from_file: false,
             duration_ns: None,
             seeds: vec![0],
             workload,
@@ -781,6 +786,12 @@ impl Experiment {
             sweep: Vec::new(),
             reproduce: None,
         }
+    }
+
+    /// Run on another platform than the file's (`--platform`).
+    pub fn set_platform(&mut self, platform: &str) {
+        self.platform = platform.to_string();
+        self.platform_from_file = false;
     }
 
     /// Add a switch on top of the file's (`--set`, which wins).
@@ -818,13 +829,17 @@ impl Experiment {
     /// The platform and the kernel variant: the platform's defaults, then every switch in the
     /// order written (file first, command line last).
     pub fn build(&self) -> Result<(Platform, Variant), InputError> {
-        let platform = Platform::resolve(&self.platform).map_err(|e| InputError {
-            file: if e.file == "--platform" {
-                self.file.clone()
+        let platform = Platform::resolve(&self.platform).map_err(|e| {
+            if self.platform_from_file && e.file == "--platform" {
+                InputError {
+                    file: self.file.clone(),
+                    place: "platform".into(),
+                    found: format!("`{}`, neither", e.place),
+                    ..e
+                }
             } else {
-                e.file
-            },
-            ..e
+                e
+            }
         })?;
         let mut variant = Variant::for_platform(&platform);
         for s in &self.settings {

@@ -197,7 +197,7 @@ fn load_side(
 ) -> Result<Experiment, Error> {
     let mut e = experiment::load_side(arg, platform.unwrap_or("juno-r0"))?;
     if let Some(p) = platform {
-        e.platform = p.to_string();
+        e.set_platform(p);
     }
     if let Some(d) = duration {
         e.duration_ns = Some(parse_duration(d)?);

@@ -584,8 +584,8 @@ pub fn render(o: &Outcome) -> String {
         .max(10);
     let _ = writeln!(
         s,
-        "{:<w$} {:>12} {:>9} {:>12} {:>10} {:>10}  {}",
-        "row", "ours", "±stddev", "seed", "ours Δ%", "seed Δ%", "match"
+        "{:<w$} {:>12} {:>9} {:>12} {:>10} {:>10}  match",
+        "row", "ours", "±stddev", "seed", "ours Δ%", "seed Δ%"
     );
     let pct = |p: Option<f64>| p.map_or("ref".to_string(), |p| format!("{p:+.1}"));
     for r in &o.rows {

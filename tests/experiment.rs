@@ -215,6 +215,7 @@ fn mistakes_name_the_file_the_key_path_and_what_was_expected() {
         ("seed = 1\nruns = 2\n[[workload]]\ngen = \"pipe\"", "runs", "only one of"),
         ("[[workload]]\nname = \"a\"\ngen = \"pipe\"\n[[workload]]\nname = \"a\"\ngen = \"fio\"", "workload[1].name", "`a` again"),
         ("", "workload", "at least one"),
+        ("platform = \"pixel9000\"\n[[workload]]\ngen = \"pipe\"", "platform", "pixel9000"),
     ];
     for (text, place, found) in cases {
         let e = parse(text).expect_err(text);
