@@ -224,9 +224,11 @@ pub fn compare(sides: &[(String, Vec<Results>)]) -> Comparison {
 /// The mmtests-style table.
 pub fn render(c: &Comparison) -> String {
     let mut s = String::new();
+    // A column is as wide as its side's name, at least a value and its percentage.
+    let widths: Vec<usize> = c.sides.iter().map(|n| n.chars().count().max(24)).collect();
     let _ = write!(s, "{:<34}", format!("{} runs each", c.runs));
-    for side in &c.sides {
-        let _ = write!(s, " {:>24}", side);
+    for (side, w) in c.sides.iter().zip(&widths) {
+        let _ = write!(s, " {side:>w$}");
     }
     s.push('\n');
     for m in &c.metrics {
@@ -235,18 +237,20 @@ pub fn render(c: &Comparison) -> String {
             MeanKind::Amean => "Amean",
         };
         let _ = write!(s, "{label:<7}{:<27}", m.metric);
-        for i in 0..m.means.len() {
+        for (i, w) in widths.iter().enumerate() {
             let pct = if m.significant[i] {
                 format!("*{:7.2}%*", m.diff_pct[i])
             } else {
                 format!("({:7.2}%)", m.diff_pct[i])
             };
-            let _ = write!(s, " {:>13.2} {pct}", m.means[i]);
+            let cell = format!("{:>13.2} {pct}", m.means[i]);
+            let _ = write!(s, " {cell:>w$}");
         }
         s.push('\n');
         let _ = write!(s, "{:<7}{:<27}", "Stddev", m.metric);
-        for sd in &m.stddevs {
-            let _ = write!(s, " {sd:>13.2} {:>10}", "");
+        for (sd, w) in m.stddevs.iter().zip(&widths) {
+            let cell = format!("{sd:>13.2} {:>10}", "");
+            let _ = write!(s, " {cell:>w$}");
         }
         s.push('\n');
     }

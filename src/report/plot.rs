@@ -13,6 +13,7 @@ use super::LatencyHistogram;
 use crate::platform::Platform;
 use crate::trace::{EventSelection, Observer, TaskRef, TraceEvent};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -481,8 +482,9 @@ impl Observer for Tee {
     }
 }
 
-/// `compare --plot DIR`: `DIR/compare.svg`, one panel per metric with a bar per side (its
-/// mean) and an error bar of ± one standard deviation.
+/// `compare --plot DIR`: `DIR/compare.svg`, one panel per metric (but those zero on every
+/// side) with a bar per side (its mean), an error bar of ± one standard deviation and the
+/// difference to the first side, between `*` when significant.
 pub fn compare_bars(c: &Comparison, dir: &Path) -> Result<(), crate::Error> {
     let path = dir.join("compare.svg");
     draw_compare(c, dir, &path).map_err(|e| crate::Error::Io {
@@ -493,13 +495,21 @@ pub fn compare_bars(c: &Comparison, dir: &Path) -> Result<(), crate::Error> {
 
 fn draw_compare(c: &Comparison, dir: &Path, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(dir)?;
+    // A metric that is zero on every side (no deadlines, uclamp unused) gets no panel.
+    let metrics: Vec<_> = c
+        .metrics
+        .iter()
+        .filter(|m| m.means.iter().any(|&x| x != 0.0))
+        .collect();
     let cols = 2usize;
-    let rows = c.metrics.len().div_ceil(cols).max(1);
+    let rows = metrics.len().div_ceil(cols).max(1);
     let root = SVGBackend::new(path, (WIDTH, 380 * rows as u32)).into_drawing_area();
     root.fill(&WHITE)?;
     let panels = root.split_evenly((rows, cols));
     let n = c.sides.len();
-    for (m, area) in c.metrics.iter().zip(panels.iter()) {
+    // Side names fit their share of a panel's width (about 8 px a character).
+    let chars = (WIDTH as usize / cols / n / 8).max(6);
+    for (m, area) in metrics.into_iter().zip(panels.iter()) {
         let top = m
             .means
             .iter()
@@ -532,7 +542,7 @@ fn draw_compare(c: &Comparison, dir: &Path, path: &Path) -> Result<(), Box<dyn s
                 }
                 names
                     .get(i as usize)
-                    .map(|s| s.chars().take(28).collect())
+                    .map(|s| s.chars().take(chars).collect())
                     .unwrap_or_default()
             })
             .x_desc("side")
@@ -558,10 +568,12 @@ fn draw_compare(c: &Comparison, dir: &Path, path: &Path) -> Result<(), Box<dyn s
             )))?;
             if i > 0 {
                 let mark = if m.significant[i] { "*" } else { "" };
+                let style = TextStyle::from(("sans-serif", 16).into_font())
+                    .pos(Pos::new(HPos::Center, VPos::Bottom));
                 chart.draw_series(std::iter::once(Text::new(
                     format!("{mark}{:+.1}%{mark}", m.diff_pct[i]),
-                    (x - 0.25, hi.max(m.means[i]) + top * 0.03),
-                    ("sans-serif", 16),
+                    (x, hi.max(m.means[i]) + top * 0.02),
+                    style,
                 )))?;
             }
         }
