@@ -84,6 +84,9 @@ struct CompareArgs {
     /// Draw the metrics as bars with error bars (SVG) into DIR.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
+    /// Only this metric (repeatable), by name (`iops`) or with its workload (`io.iops`).
+    #[arg(long, value_name = "NAME")]
+    metric: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -294,7 +297,22 @@ fn compare(args: CompareArgs) -> Result<(), Error> {
     let results = experiment::run_sides(&sides, &seeds)?;
     let named: Vec<(String, Vec<schedlab::report::Results>)> =
         sides.iter().map(|s| s.name.clone()).zip(results).collect();
-    let cmp = schedlab::report::compare::compare(&named);
+    let mut cmp = schedlab::report::compare::compare(&named);
+    if !args.metric.is_empty() {
+        cmp.metrics.retain(|m| {
+            let leaf = m.metric.rsplit('.').next().unwrap_or(&m.metric);
+            args.metric.iter().any(|f| *f == m.metric || f == leaf)
+        });
+        if cmp.metrics.is_empty() {
+            return Err(InputError::new(
+                "--metric",
+                args.metric.join(", "),
+                "a metric of the runs (iops, energy_mj, …)",
+                "none of them",
+            )
+            .into());
+        }
+    }
     if let Some(dir) = &args.plot {
         schedlab::report::plot::compare_bars(&cmp, dir)?;
     }

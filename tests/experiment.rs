@@ -295,6 +295,22 @@ fn compare_takes_experiment_files_and_several_vs_sides() {
         "{diff:?}"
     );
     assert!(plot.join("compare.svg").exists());
+    let only = schedlab(&[
+        "compare",
+        base.to_str().unwrap(),
+        "--vs",
+        "cpufreq.iowait_boost=false",
+        "--runs",
+        "2",
+        "--metric",
+        "iops",
+    ]);
+    let text = String::from_utf8_lossy(&only.stdout);
+    assert_eq!(
+        text.lines().count(),
+        3,
+        "header, Hmean and Stddev of iops: {text}"
+    );
     let one = schedlab(&["compare", base.to_str().unwrap()]);
     assert_input_error(&one, &["two or more sides"]);
 }

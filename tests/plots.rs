@@ -129,5 +129,8 @@ fn compare_draws_bars_with_error_bars() {
         .count();
     assert!(drawn >= 2, "iops and energy at least");
     assert_eq!(bars.matches("<rect").count(), 1 + 2 * drawn);
-    assert!(!labels.iter().any(|t| t.starts_with("deadline_misses")), "{labels:?}");
+    assert!(
+        !labels.iter().any(|t| t.starts_with("deadline_misses")),
+        "{labels:?}"
+    );
 }
