@@ -39,7 +39,7 @@ pub struct PlotRecorder {
     /// Per CPU: the running task's slot (`names` index, `MAX_TASKS` = other) and since when.
     running: Vec<Option<(usize, u64)>>,
     /// Per CPU, bin and slot: running time (ns).
-    busy: Vec<Vec<[u32; MAX_TASKS + 1]>>,
+    busy: Vec<Vec<[u64; MAX_TASKS + 1]>>,
     /// Per pid: when its wakeup happened, until it runs.
     waking: BTreeMap<u32, u64>,
     /// Per slot, and the last for all tasks.
@@ -110,7 +110,7 @@ impl PlotRecorder {
     fn close_running(&mut self, cpu: usize, ts: u64) {
         if let Some((slot, since)) = self.running[cpu] {
             let busy = &mut self.busy[cpu];
-            Self::spread(self.bin_ns, since, ts, |b, ns| busy[b][slot] += ns as u32);
+            Self::spread(self.bin_ns, since, ts, |b, ns| busy[b][slot] += ns);
         }
     }
 
@@ -599,4 +599,66 @@ fn unit_of(metric: &str) -> String {
         "count"
     };
     format!("{leaf} ({unit})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_does_not_grow_with_time_or_tasks_and_bins_keep_all_time() {
+        let p = Platform::resolve("juno-r0").unwrap();
+        // 1000 s of simulated time, 10 000 short-lived tasks, each woken, run 1 ms on CPU 0
+        // and exited.
+        let mut rec = PlotRecorder::new(Path::new("unused"), &p, 1_000_000_000_000);
+        let mut ts = 0;
+        for i in 0..10_000u32 {
+            let comm = format!("t{i}");
+            let t = TaskRef {
+                comm: &comm,
+                pid: 1000 + i,
+                prio: 120,
+            };
+            let idle = TaskRef {
+                comm: "swapper/0",
+                pid: 0,
+                prio: 120,
+            };
+            let wake = TraceEvent::SchedWakeup {
+                p: t,
+                target_cpu: 0,
+            };
+            rec.event(ts, 0, None, &wake);
+            let cpu = 0;
+            let switch_in = TraceEvent::SchedSwitch {
+                prev: idle,
+                prev_state: "R",
+                next: t,
+                cpu,
+            };
+            rec.event(ts + 5_000, 0, None, &switch_in);
+            let switch_out = TraceEvent::SchedSwitch {
+                prev: t,
+                prev_state: "X",
+                next: idle,
+                cpu,
+            };
+            rec.event(
+                ts + 1_005_000,
+                0,
+                Some(t),
+                &TraceEvent::SchedProcessExit { p: t },
+            );
+            rec.event(ts + 1_005_000, 0, Some(t), &switch_out);
+            ts += 100_000_000;
+        }
+        assert!(rec.waking.is_empty());
+        assert_eq!((rec.names.len(), rec.util.len()), (MAX_TASKS, MAX_TASKS));
+        assert!(rec.busy.iter().all(|b| b.len() == BINS));
+        assert!(rec.freq_area.iter().all(|b| b.len() == BINS));
+        let busy: u64 = rec.busy[0].iter().flatten().sum();
+        assert_eq!(busy, 10_000 * 1_000_000, "every running ns lands in a bin");
+        assert_eq!(rec.latency[MAX_TASKS + 1].count(), 10_000);
+        assert_eq!(rec.latency[MAX_TASKS + 1].percentile(50.0), 5_000);
+    }
 }
