@@ -26,9 +26,11 @@
 //! ```
 
 pub mod error;
+pub mod experiment;
 pub mod kernel;
 pub mod platform;
 pub mod report;
+pub mod reproduce;
 pub mod sim;
 pub mod sweep;
 pub mod trace;
@@ -38,6 +40,7 @@ pub use error::InputError;
 use kernel::core::{Event, Kernel, KernelOutputs};
 use kernel::Variant;
 use platform::Platform;
+use report::plot::{PlotRecorder, Tee};
 use report::Results;
 use sim::{EventQueue, SimRng};
 use std::fs::File;
@@ -68,6 +71,8 @@ pub struct Outputs {
     /// Load-tracking events the trace carries besides the default ones.
     pub trace_events: EventSelection,
     pub rtapp_logs: Option<PathBuf>,
+    /// Where to draw the run's SVG plots (`report/plot.rs`).
+    pub plot: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -99,40 +104,6 @@ pub fn plat_info_path(trace: &Path) -> PathBuf {
     trace.with_file_name(format!("{stem}.plat_info.yml"))
 }
 
-/// Simulate each side (a name and its variant) over seeds `0..runs`, in parallel; the results
-/// do not depend on the number of threads (each run is independent and deterministic).
-pub fn simulate_sides(
-    platform: &Platform,
-    workload: &Workload,
-    duration_ns: Option<u64>,
-    sides: Vec<(String, Variant)>,
-    runs: u64,
-) -> Result<Vec<(String, Vec<Results>)>, Error> {
-    use rayon::prelude::*;
-    let jobs: Vec<(usize, u64)> = (0..sides.len())
-        .flat_map(|s| (0..runs).map(move |seed| (s, seed)))
-        .collect();
-    let results: Vec<Results> = jobs
-        .par_iter()
-        .map(|&(s, seed)| {
-            let run = Run {
-                platform: platform.clone(),
-                workload: workload.clone(),
-                variant: sides[s].1.clone(),
-                duration_ns,
-                seed,
-                reproducible: true,
-            };
-            simulate(run, &Outputs::default())
-        })
-        .collect::<Result<_, _>>()?;
-    let mut results = results.into_iter();
-    Ok(sides
-        .into_iter()
-        .map(|(name, _)| (name, results.by_ref().take(runs as usize).collect()))
-        .collect())
-}
-
 /// Simulate one run.
 pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
     run.workload.check_platform(run.platform.nr_cpus())?;
@@ -140,7 +111,7 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         .duration_ns
         .or(run.workload.global.duration_ns)
         .unwrap_or(DEFAULT_DURATION_NS);
-    let observer: Option<Box<dyn Observer>> = match &out.trace {
+    let trace: Option<Box<dyn Observer>> = match &out.trace {
         Some(path) => {
             let f = File::create(path).map_err(|e| Error::io(path, e))?;
             let yml = plat_info_path(path);
@@ -152,6 +123,24 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
             )))
         }
         None => None,
+    };
+    let mut events = out.trace_events;
+    let observer: Option<Box<dyn Observer>> = match (&out.plot, trace) {
+        (None, trace) => trace,
+        (Some(dir), trace) => {
+            let plot = PlotRecorder::new(dir, &run.platform, duration);
+            let wanted = PlotRecorder::events();
+            events.sched_pelt_se |= wanted.sched_pelt_se;
+            events.uclamp_util_se |= wanted.uclamp_util_se;
+            match trace {
+                Some(trace) => Some(Box::new(Tee {
+                    trace,
+                    trace_events: out.trace_events,
+                    plot,
+                })),
+                None => Some(Box::new(plot)),
+            }
+        }
     };
     let logs = match &out.rtapp_logs {
         Some(dir) => Some(
@@ -169,7 +158,7 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         KernelOutputs {
             observer,
             rtapp_logs: logs,
-            events: out.trace_events,
+            events,
         },
         SimRng::new(run.seed),
         &mut queue,
@@ -179,7 +168,7 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
     let end = if queue.is_empty() { last } else { duration };
     kernel.finish(end);
     let (trace_done, logs_done) = kernel.finish_outputs();
-    if let Some(path) = &out.trace {
+    if let Some(path) = out.trace.as_ref().or(out.plot.as_ref()) {
         trace_done.map_err(|e| Error::io(path, e))?;
     }
     if let Some(dir) = &out.rtapp_logs {

@@ -3,12 +3,12 @@
 
 use clap::{Parser, Subcommand};
 use schedlab::error::InputError;
-use schedlab::kernel::Variant;
+use schedlab::experiment::{self, Experiment};
 use schedlab::platform::{preset, preset_names, Platform};
 use schedlab::trace::EventSelection;
-use schedlab::workload::{parse_workload, Workload};
-use schedlab::{simulate, Error, Outputs, Run};
-use std::io::{IsTerminal, Read};
+use schedlab::workload::parse_workload;
+use schedlab::{Error, Outputs};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -37,86 +37,94 @@ enum Command {
     /// Run a workload over a grid of switch values (in parallel), writing a CSV and a JSON
     /// row per point; or join the JSON of shards run elsewhere (--merge).
     Sweep(SweepArgs),
+    /// Run the bundled reproductions of the seeds' result tables (experiments/*.toml with a
+    /// [reproduce] table), all or the one named, and print ours beside the seed's.
+    Reproduce(ReproduceArgs),
     /// Validate a workload without simulating it.
     Check {
-        /// rt-app JSON file, or - for standard input.
+        /// Experiment file (.toml), rt-app JSON file, or - for standard input.
         workload: String,
-        /// Also check CPU numbers against this platform.
-        #[arg(long, default_value = "juno-r0")]
-        platform: String,
+        /// Also check CPU numbers against this platform (default juno-r0, or the
+        /// experiment's).
+        #[arg(long)]
+        platform: Option<String>,
     },
     /// List the built-in platforms, or show one.
     Platforms { name: Option<String> },
     /// Print a generated rt-app workload (JSON) to standard output.
     #[command(subcommand)]
-    Gen(GenCommand),
-}
-
-#[derive(Subcommand)]
-enum GenCommand {
-    /// fio-like psync I/O loop (seed 004); the results report `iops`.
-    Fio(schedlab::workload::gen::FioArgs),
-    /// One short-lived task at a time, forked and waited for (seed 003); reports
-    /// `pids_per_sec`.
-    Forkloop(schedlab::workload::gen::ForkloopArgs),
-    /// `perf bench sched pipe -T`-like ping-pong (seeds 000, 001); reports `ops_per_sec`.
-    Pipe(schedlab::workload::gen::PipeArgs),
-    /// `hackbench -g G -l L [-p] [-T]` (seed 002): senders and receivers over sockets or
-    /// pipes; reports `completion_ns`.
-    Hackbench(schedlab::workload::gen::HackbenchArgs),
-    /// `cyclictest --policy other|fifo -i US -D S` (seed 002); reports the timer wake-up
-    /// latency (min/avg/max, percentiles).
-    Cyclictest(schedlab::workload::gen::CyclictestArgs),
-    /// `schbench -m M -t T` (seed 002); reports the workers' wake-up latency percentiles.
-    Schbench(schedlab::workload::gen::SchbenchArgs),
-    /// `netperf -t UDP_STREAM|TCP_STREAM -- -m SIZE` on loopback (seeds 000, 001); reports
-    /// throughput.
-    Netperf(schedlab::workload::gen::NetperfArgs),
-    /// TouchLatency-like frames beside periodic background load (seed 002); reports missed
-    /// frames and frame latency.
-    Frames(schedlab::workload::gen::FramesArgs),
+    Gen(schedlab::workload::gen::GenCommand),
 }
 
 #[derive(clap::Args)]
 struct CompareArgs {
-    /// rt-app JSON file, or - for standard input.
-    workload: String,
-    /// The switches of the second side, KEY=VALUE (repeatable).
-    #[arg(long = "vs", value_name = "KEY=VALUE", required = true)]
+    /// The sides: experiment files (.toml) or rt-app workloads (- for standard input); the
+    /// first is the base the others are compared with.
+    #[arg(required = true)]
+    sides: Vec<String>,
+    /// One more side: the first side with these switches, "KEY=VALUE [KEY=VALUE…]"
+    /// (repeatable: each --vs is a side).
+    #[arg(long = "vs", value_name = "KEY=VALUE …")]
     vs: Vec<String>,
-    /// Seeds per side.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
-    runs: u64,
-    #[arg(long, default_value = "juno-r0")]
-    platform: String,
+    /// Seeds per side (0..N; default: the first side's seeds, else 5).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    runs: Option<u64>,
+    /// Platform of the workload sides (default juno-r0); overrides an experiment's.
+    #[arg(long)]
+    platform: Option<String>,
     /// Simulated time of each run, e.g. 5s.
     #[arg(long)]
     duration: Option<String>,
-    /// Switches of both sides, KEY=VALUE (repeatable).
+    /// Switches of every side, KEY=VALUE (repeatable; they win over the files').
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Write the comparison as JSON to FILE (- for standard output).
+    #[arg(long, value_name = "FILE")]
+    json: Option<String>,
+    /// Draw the metrics as bars with error bars (SVG) into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Only this metric (repeatable), by name (`iops`) or with its workload (`io.iops`).
+    #[arg(long, value_name = "NAME")]
+    metric: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct ReproduceArgs {
+    /// The experiment's name or file stem (default: all).
+    name: Option<String>,
+    /// Where the bundled experiments are (default: ./experiments, else the source tree's).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// The test tier's size: each reproduction's `quick` duration and runs.
+    #[arg(long)]
+    quick: bool,
+    /// Write the outcomes as JSON to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
 }
 
 #[derive(clap::Args)]
 struct SweepArgs {
-    /// rt-app JSON file, or - for standard input (not with --merge).
+    /// Experiment file (.toml) or rt-app JSON file, or - for standard input (not with
+    /// --merge).
     #[arg(required_unless_present = "merge")]
     workload: Option<String>,
-    /// A switch and its values, KEY=V1,V2,… (repeatable: the grid is every combination).
+    /// A switch and its values, KEY=V1,V2,… (repeatable: the grid is every combination;
+    /// default: the experiment's [sweep] table).
     #[arg(long = "param", value_name = "KEY=V1,V2,...")]
     param: Vec<String>,
     /// Switches of every point, KEY=VALUE (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    #[arg(long, default_value = "juno-r0")]
-    platform: String,
+    /// Platform of a workload (default juno-r0); overrides an experiment's.
+    #[arg(long)]
+    platform: Option<String>,
     #[arg(long)]
     duration: Option<String>,
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    /// Seed of every point (default: the experiment's first seed, else 0).
+    #[arg(long)]
+    seed: Option<u64>,
     /// Run only the points whose index is I modulo N (for batch systems).
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
@@ -130,12 +138,14 @@ struct SweepArgs {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// rt-app JSON file, or - for standard input (default: workloads/default.json, built in).
+    /// Experiment file (.toml), rt-app JSON file, or - for standard input (default:
+    /// workloads/default.json, built in).
     workload: Option<String>,
-    /// Platform preset or platform file (TOML/JSON).
-    #[arg(long, default_value = "juno-r0")]
-    platform: String,
-    /// Simulated time, e.g. 10s, 500ms (default: the workload's global.duration, else 10s).
+    /// Platform preset or platform file (TOML/JSON); default juno-r0 or the experiment's.
+    #[arg(long)]
+    platform: Option<String>,
+    /// Simulated time, e.g. 10s, 500ms (default: the experiment's duration, the workload's
+    /// global.duration, else 10s).
     #[arg(long)]
     duration: Option<String>,
     /// cpufreq governor: performance or powersave.
@@ -149,8 +159,9 @@ struct RunArgs {
     /// 500ms:kernel.sched_util_clamp_min_rt_default=128 or 1s:cgroup./bg.cpu.uclamp.max=40.
     #[arg(long = "set-at", value_name = "TIME:KEY=VALUE")]
     set_at: Vec<String>,
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    /// Seed of the run (default: the experiment's first seed, else 0).
+    #[arg(long)]
+    seed: Option<u64>,
     /// Write the JSON results to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
@@ -168,61 +179,55 @@ struct RunArgs {
     /// Leave host timing (wall_ns) out of the results, so runs compare byte for byte.
     #[arg(long)]
     reproducible: bool,
+    /// Write SVG plots into DIR: per-CPU frequency, task utilization, per-CPU residency,
+    /// wakeup-latency CDF.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
 }
 
-fn read_workload(arg: &str) -> Result<Workload, Error> {
-    let mut text = String::new();
-    let read = if arg == "-" {
-        std::io::stdin().read_to_string(&mut text).map(drop)
-    } else {
-        std::fs::read_to_string(arg).map(|t| text = t)
-    };
-    read.map_err(|e| {
-        InputError::new(
-            arg,
-            "the file",
-            "a readable rt-app JSON file",
-            e.to_string(),
-        )
-    })?;
-    Ok(parse_workload(&text, arg)?)
-}
-
-/// `10s`, `500ms`, `250us`, `1000ns`, or plain seconds.
+/// `--duration` as nanoseconds.
 fn parse_duration(s: &str) -> Result<u64, InputError> {
-    let bad = || {
-        InputError::new(
-            "--duration",
-            s,
-            "a positive time such as 10s, 500ms, 250us",
-            format!("`{s}`"),
-        )
-    };
-    let t = s.trim();
-    let (num, scale) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
-        .iter()
-        .find_map(|(suf, k)| t.strip_suffix(suf).map(|n| (n, *k)))
-        .unwrap_or((t, 1e9));
-    let v: f64 = num.trim().parse().map_err(|_| bad())?;
-    let ns = v * scale;
-    if !(1.0..1e19).contains(&ns) {
-        return Err(bad());
+    experiment::parse_duration(s, "--duration", s)
+}
+
+/// An experiment file or a workload, with the command line's platform, duration and
+/// switches on top.
+fn load_side(
+    arg: &str,
+    platform: Option<&str>,
+    duration: Option<&str>,
+    set: &[String],
+) -> Result<Experiment, Error> {
+    let mut e = experiment::load_side(arg, platform.unwrap_or("juno-r0"))?;
+    if let Some(p) = platform {
+        e.set_platform(p);
     }
-    Ok(ns as u64)
+    if let Some(d) = duration {
+        e.duration_ns = Some(parse_duration(d)?);
+    }
+    for pair in set {
+        e.set(pair, "--set")?;
+    }
+    Ok(e)
 }
 
 fn run(args: RunArgs) -> Result<(), Error> {
-    let workload = match &args.workload {
-        Some(w) => read_workload(w)?,
-        None => parse_workload(DEFAULT_WORKLOAD, "<default workload>")?,
+    let mut exp = match &args.workload {
+        Some(w) => load_side(w, args.platform.as_deref(), args.duration.as_deref(), &[])?,
+        None => {
+            let mut e = Experiment::from_workload(
+                parse_workload(DEFAULT_WORKLOAD, "<default workload>")?,
+                args.platform.as_deref().unwrap_or("juno-r0"),
+            );
+            e.duration_ns = args.duration.as_deref().map(parse_duration).transpose()?;
+            e
+        }
     };
-    let platform = Platform::resolve(&args.platform)?;
-    let mut variant = Variant::for_platform(&platform);
     if let Some(g) = &args.governor {
-        variant.set("cpufreq.governor", g, "--governor")?;
+        exp.set(&format!("cpufreq.governor={g}"), "--governor")?;
     }
     for pair in &args.set {
-        variant.set_pair(pair, "--set")?;
+        exp.set(pair, "--set")?;
     }
     for item in &args.set_at {
         let (time, pair) = item.split_once(':').ok_or_else(|| {
@@ -233,13 +238,9 @@ fn run(args: RunArgs) -> Result<(), Error> {
                 format!("`{item}`"),
             )
         })?;
-        let at = parse_duration(time).map_err(|e| InputError {
-            file: "--set-at".into(),
-            ..e
-        })?;
-        variant.set_at(at, pair, "--set-at")?;
+        let at = experiment::parse_duration(time, "--set-at", item)?;
+        exp.set_at(at, pair, "--set-at")?;
     }
-    let duration_ns = args.duration.as_deref().map(parse_duration).transpose()?;
     let trace_events = match args.trace_events.as_deref() {
         Some(list) => EventSelection::parse(list)?,
         None => EventSelection::default(),
@@ -248,18 +249,12 @@ fn run(args: RunArgs) -> Result<(), Error> {
         trace: args.trace.clone(),
         trace_events,
         rtapp_logs: args.rtapp_logs.clone(),
+        plot: args.plot.clone(),
     };
-    let results = simulate(
-        Run {
-            platform,
-            workload,
-            variant,
-            duration_ns,
-            seed: args.seed,
-            reproducible: args.reproducible,
-        },
-        &outputs,
-    )?;
+    let seed = args
+        .seed
+        .unwrap_or_else(|| exp.seeds.first().copied().unwrap_or(0));
+    let results = exp.run(seed, args.reproducible, &outputs)?;
     let json = serde_json::to_string_pretty(&results).expect("results serialise");
     output(args.json.as_deref(), json, || {
         schedlab::report::summary(&results)
@@ -268,20 +263,59 @@ fn run(args: RunArgs) -> Result<(), Error> {
 }
 
 fn compare(args: CompareArgs) -> Result<(), Error> {
-    let workload = read_workload(&args.workload)?;
-    let platform = Platform::resolve(&args.platform)?;
-    let mut base = Variant::for_platform(&platform);
-    for pair in &args.set {
-        base.set_pair(pair, "--set")?;
+    let mut sides = Vec::new();
+    for arg in &args.sides {
+        sides.push(load_side(
+            arg,
+            args.platform.as_deref(),
+            args.duration.as_deref(),
+            &args.set,
+        )?);
     }
-    let mut other = base.clone();
-    for pair in &args.vs {
-        other.set_pair(pair, "--vs")?;
+    for vs in &args.vs {
+        let mut side = sides[0].clone();
+        for pair in vs.split_whitespace() {
+            side.set(pair, "--vs")?;
+        }
+        side.name = vs.clone();
+        sides.push(side);
     }
-    let duration_ns = args.duration.as_deref().map(parse_duration).transpose()?;
-    let sides = vec![("base".to_string(), base), (args.vs.join(" "), other)];
-    let results = schedlab::simulate_sides(&platform, &workload, duration_ns, sides, args.runs)?;
-    let cmp = schedlab::report::compare::compare(&results);
+    if sides.len() < 2 {
+        return Err(InputError::new(
+            "compare",
+            "the sides",
+            "two or more sides (files, or a file and --vs KEY=VALUE)",
+            "one",
+        )
+        .into());
+    }
+    let seeds: Vec<u64> = match args.runs {
+        Some(n) => (0..n).collect(),
+        None if sides[0].seeds.len() > 1 => sides[0].seeds.clone(),
+        None => (0..5).collect(),
+    };
+    let results = experiment::run_sides(&sides, &seeds)?;
+    let named: Vec<(String, Vec<schedlab::report::Results>)> =
+        sides.iter().map(|s| s.name.clone()).zip(results).collect();
+    let mut cmp = schedlab::report::compare::compare(&named);
+    if !args.metric.is_empty() {
+        cmp.metrics.retain(|m| {
+            let leaf = m.metric.rsplit('.').next().unwrap_or(&m.metric);
+            args.metric.iter().any(|f| *f == m.metric || f == leaf)
+        });
+        if cmp.metrics.is_empty() {
+            return Err(InputError::new(
+                "--metric",
+                args.metric.join(", "),
+                "a metric of the runs (iops, energy_mj, …)",
+                "none of them",
+            )
+            .into());
+        }
+    }
+    if let Some(dir) = &args.plot {
+        schedlab::report::plot::compare_bars(&cmp, dir)?;
+    }
     let json = serde_json::to_string_pretty(&cmp).expect("comparison serialises");
     output(args.json.as_deref(), json, || {
         schedlab::report::compare::render(&cmp)
@@ -320,17 +354,20 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
         source: e,
     })?;
     let (points, stem) = if args.merge.is_empty() {
-        let workload = read_workload(args.workload.as_deref().unwrap_or("-"))?;
-        let platform = Platform::resolve(&args.platform)?;
-        let mut base = Variant::for_platform(&platform);
-        for pair in &args.set {
-            base.set_pair(pair, "--set")?;
-        }
-        let params = args
-            .param
-            .iter()
-            .map(|p| sweep::parse_param(p))
-            .collect::<Result<Vec<_>, _>>()?;
+        let exp = load_side(
+            args.workload.as_deref().unwrap_or("-"),
+            args.platform.as_deref(),
+            args.duration.as_deref(),
+            &args.set,
+        )?;
+        let params = if args.param.is_empty() {
+            exp.sweep.clone()
+        } else {
+            args.param
+                .iter()
+                .map(|p| sweep::parse_param(p))
+                .collect::<Result<Vec<_>, _>>()?
+        };
         let shard = args
             .shard
             .as_deref()
@@ -338,11 +375,10 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
             .transpose()?
             .unwrap_or((0, 1));
         let spec = sweep::Sweep {
-            platform,
-            workload,
-            base,
-            duration_ns: args.duration.as_deref().map(parse_duration).transpose()?,
-            seed: args.seed,
+            seed: args
+                .seed
+                .unwrap_or_else(|| exp.seeds.first().copied().unwrap_or(0)),
+            experiment: exp,
             params,
             shard,
         };
@@ -411,18 +447,48 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
     Ok(())
 }
 
+fn reproduce(args: ReproduceArgs) -> Result<(), Error> {
+    let dir = args.dir.clone().unwrap_or_else(|| {
+        let here = PathBuf::from("experiments");
+        if here.is_dir() {
+            here
+        } else {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("experiments")
+        }
+    });
+    let all = schedlab::reproduce::bundled(&dir, args.name.as_deref())?;
+    let mut outcomes = Vec::new();
+    for r in &all {
+        let o = r.run(args.quick)?;
+        if args.json.as_deref() != Some("-") {
+            println!("{}", schedlab::reproduce::render(&o));
+        }
+        outcomes.push(o);
+    }
+    let json = serde_json::to_string_pretty(&outcomes).expect("outcomes serialise");
+    match args.json.as_deref() {
+        Some("-") => println!("{json}"),
+        Some(path) => write_file(std::path::Path::new(path), &(json + "\n"))?,
+        None => {}
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Compare(args) => compare(args),
         Command::Sweep(args) => sweep(args),
-        Command::Check { workload, platform } => read_workload(&workload).and_then(|w| {
-            let p = Platform::resolve(&platform)?;
-            w.check_platform(p.nr_cpus())?;
-            println!("{workload}: ok ({} tasks)", w.tasks.len());
-            Ok(())
-        }),
+        Command::Reproduce(args) => reproduce(args),
+        Command::Check { workload, platform } => {
+            load_side(&workload, platform.as_deref(), None, &[]).and_then(|e| {
+                let (p, _) = e.build()?;
+                e.workload.check_platform(p.nr_cpus())?;
+                println!("{workload}: ok ({} tasks)", e.workload.tasks.len());
+                Ok(())
+            })
+        }
         Command::Platforms { name: None } => {
             for n in preset_names() {
                 let p = preset(n).expect("every preset name has a preset");
@@ -430,29 +496,12 @@ fn main() -> ExitCode {
             }
             Ok(())
         }
-        Command::Gen(g) => {
-            let json = match g {
-                GenCommand::Fio(a) => schedlab::workload::gen::fio(&a),
-                GenCommand::Forkloop(a) => schedlab::workload::gen::forkloop(&a),
-                GenCommand::Pipe(a) => schedlab::workload::gen::pipe(&a),
-                GenCommand::Hackbench(a) => schedlab::workload::gen::hackbench(&a),
-                GenCommand::Cyclictest(a) => match schedlab::workload::gen::cyclictest(&a) {
-                    Ok(json) => json,
-                    Err(e) => {
-                        eprintln!("schedlab: {e}");
-                        return ExitCode::from(2);
-                    }
-                },
-                GenCommand::Schbench(a) => schedlab::workload::gen::schbench(&a),
-                GenCommand::Netperf(a) => schedlab::workload::gen::netperf(&a),
-                GenCommand::Frames(a) => schedlab::workload::gen::frames(&a),
-            };
+        Command::Gen(g) => g.json().map_err(Error::from).map(|json| {
             println!(
                 "{}",
                 serde_json::to_string_pretty(&json).expect("JSON serialises")
-            );
-            Ok(())
-        }
+            )
+        }),
         Command::Platforms { name: Some(n) } => Platform::resolve(&n)
             .map(|p| print!("{}", p.describe()))
             .map_err(Error::from),

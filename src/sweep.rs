@@ -4,11 +4,9 @@
 //! array, an indexed Kubernetes Job, GNU parallel) can spread a grid over machines; `merge`
 //! joins the shards' JSON files.
 
-use crate::kernel::Variant;
-use crate::platform::Platform;
+use crate::experiment::Experiment;
 use crate::report::compare::samples;
-use crate::workload::Workload;
-use crate::{simulate, InputError, Outputs, Run};
+use crate::{InputError, Outputs};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -73,11 +71,8 @@ pub fn grid(params: &[(String, Vec<String>)]) -> Vec<BTreeMap<String, String>> {
 
 /// What a sweep runs.
 pub struct Sweep {
-    pub platform: Platform,
-    pub workload: Workload,
-    /// The switches every point starts from.
-    pub base: Variant,
-    pub duration_ns: Option<u64>,
+    /// What every point runs, with the switches it starts from.
+    pub experiment: Experiment,
     pub seed: u64,
     pub params: Vec<(String, Vec<String>)>,
     /// (index, count): run the points whose grid index is `index` modulo `count`.
@@ -101,15 +96,11 @@ impl Sweep {
 /// number of threads.
 pub fn run(sweep: &Sweep, tick: &(dyn Fn() + Sync)) -> Vec<Point> {
     let Sweep {
-        platform,
-        workload,
-        base,
-        duration_ns,
+        experiment,
         seed,
         params,
         shard,
     } = sweep;
-    let (duration_ns, seed) = (*duration_ns, *seed);
     let points: Vec<(usize, BTreeMap<String, String>)> = grid(params)
         .into_iter()
         .enumerate()
@@ -118,29 +109,20 @@ pub fn run(sweep: &Sweep, tick: &(dyn Fn() + Sync)) -> Vec<Point> {
     points
         .into_par_iter()
         .map(|(index, params)| {
-            let mut variant = base.clone();
+            let mut point = experiment.clone();
             let result = params
                 .iter()
-                .try_for_each(|(k, v)| variant.set(k, v, "--param"))
+                .try_for_each(|(k, v)| point.set(&format!("{k}={v}"), "--param"))
                 .map_err(|e| e.to_string())
                 .and_then(|()| {
-                    let run = Run {
-                        platform: platform.clone(),
-                        workload: workload.clone(),
-                        variant,
-                        duration_ns,
-                        seed,
-                        reproducible: true,
-                    };
-                    simulate(run, &Outputs::default()).map_err(|e| e.to_string())
+                    point
+                        .run(*seed, true, &Outputs::default())
+                        .map_err(|e| e.to_string())
                 });
             tick();
             let (metrics, status) = match result {
                 Ok(r) => (
-                    samples(&r)
-                        .into_iter()
-                        .map(|s| (s.name.to_string(), s.value))
-                        .collect(),
+                    samples(&r).into_iter().map(|s| (s.name, s.value)).collect(),
                     "ok".into(),
                 ),
                 Err(e) => (BTreeMap::new(), e),

@@ -1,7 +1,10 @@
-//! `schedlab compare`: the same workload under two kernel variants over N seeds, summarised as
-//! mmtests prints its comparisons — a mean per metric (Hmean for rates, Amean otherwise), its
-//! standard deviation, the difference to the first column in percent, and `*` where Welch's
-//! t-test (unequal variances, two-sided) finds the difference significant at 95%.
+//! `schedlab compare`: two or more sides (experiments, or one workload under several kernel
+//! variants) over N seeds, summarised as mmtests prints its comparisons — a mean per metric
+//! (Hmean for rates, Amean otherwise), its standard deviation, the difference to the first
+//! column in percent (the change of the value: for times lower is better), and `*` where Welch's
+//! t-test (unequal variances, two-sided) finds the difference significant at 95%. mmtests
+//! uses the same test (`calc_welch_test` in its `bin/lib/VMR/Stat.pm`: Welch's t with the
+//! degrees of freedom rounded down, alpha 5%, two-sided).
 
 use super::Results;
 use serde::Serialize;
@@ -21,23 +24,52 @@ pub enum MeanKind {
 
 /// One metric of one run.
 pub struct Sample {
-    pub name: &'static str,
+    pub name: String,
     pub kind: MeanKind,
     pub value: f64,
 }
 
-/// The metrics `compare` and `sweep` read from a run: the workload generator's own, then
-/// energy, wakeup latency and deadline misses.
+/// Counts whose rate the generators also report (`ios` → `iops`): left out of the table.
+const COUNTS: &[&str] = &["ios", "ops", "pids"];
+
+/// Whether a generator metric is a rate (Hmean) rather than a time, size or count (Amean).
+fn is_rate(key: &str) -> bool {
+    key == "iops" || key.ends_with("_per_sec")
+}
+
+/// A generator's numeric metrics (nested objects as `a.b`), named `prefix` + key.
+fn generator_samples(prefix: &str, v: &serde_json::Value, out: &mut Vec<Sample>) {
+    let Some(m) = v.as_object() else {
+        return;
+    };
+    for (k, x) in m {
+        let name = format!("{prefix}{k}");
+        if let Some(value) = x.as_f64() {
+            if !COUNTS.contains(&k.as_str()) {
+                let kind = if is_rate(k) {
+                    MeanKind::Hmean
+                } else {
+                    MeanKind::Amean
+                };
+                out.push(Sample { name, kind, value });
+            }
+        } else if x.is_object() {
+            generator_samples(&format!("{name}."), x, out);
+        }
+    }
+}
+
+/// The metrics `compare` and `sweep` read from a run: the workload generators' own (named
+/// `<workload>.<metric>` when an experiment runs several), then energy, wakeup latency,
+/// deadline misses and uclamp fast-path operations.
 pub fn samples(r: &Results) -> Vec<Sample> {
     let mut out = Vec::new();
     if let Some(w) = &r.workload_metrics {
-        for key in ["iops", "pids_per_sec", "ops_per_sec"] {
-            if let Some(v) = w.get(key).and_then(|v| v.as_f64()) {
-                out.push(Sample {
-                    name: key,
-                    kind: MeanKind::Hmean,
-                    value: v,
-                });
+        if w.get("generator").is_some() {
+            generator_samples("", w, &mut out);
+        } else if let Some(parts) = w.as_object() {
+            for (part, m) in parts {
+                generator_samples(&format!("{part}."), m, &mut out);
             }
         }
     }
@@ -49,8 +81,8 @@ pub fn samples(r: &Results) -> Vec<Sample> {
         p99 = p99.max(l.p99);
     }
     let misses: u64 = r.tasks.iter().map(|t| t.deadline_misses).sum();
-    let amean = |name, value| Sample {
-        name,
+    let amean = |name: &str, value| Sample {
+        name: name.to_string(),
         kind: MeanKind::Amean,
         value,
     };
@@ -61,13 +93,17 @@ pub fn samples(r: &Results) -> Vec<Sample> {
     ));
     out.push(amean("wakeup_latency_p99_max_us", p99 as f64 / 1e3));
     out.push(amean("deadline_misses", misses as f64));
+    // uclamp's fast-path work (bucket increments, decrements, rescans): the cost the
+    // static-key debate of seeds 000/001 is about.
+    let ops = r.uclamp_ops;
+    out.push(amean("uclamp_ops", (ops.inc + ops.dec + ops.rescan) as f64));
     out
 }
 
 /// A metric over all sides.
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricRow {
-    pub metric: &'static str,
+    pub metric: String,
     pub mean: MeanKind,
     /// Per side: the mean and the standard deviation over the runs.
     pub means: Vec<f64>,
@@ -85,7 +121,8 @@ pub struct Comparison {
     pub metrics: Vec<MetricRow>,
 }
 
-fn mean(kind: MeanKind, xs: &[f64]) -> f64 {
+/// Hmean or Amean of `xs` (0 for an Hmean over a non-positive value).
+pub fn mean(kind: MeanKind, xs: &[f64]) -> f64 {
     let n = xs.len() as f64;
     match kind {
         MeanKind::Amean => xs.iter().sum::<f64>() / n,
@@ -95,7 +132,7 @@ fn mean(kind: MeanKind, xs: &[f64]) -> f64 {
 }
 
 /// Sample variance (n - 1).
-fn variance(xs: &[f64]) -> f64 {
+pub fn variance(xs: &[f64]) -> f64 {
     let n = xs.len() as f64;
     if xs.len() < 2 {
         return 0.0;
@@ -121,8 +158,11 @@ pub fn welch_significant(a: &[f64], b: &[f64]) -> bool {
         return false;
     }
     let t = (ma - mb) / se2.sqrt();
-    // Welch–Satterthwaite degrees of freedom.
-    let df = se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
+    // Welch–Satterthwaite degrees of freedom, rounded down to an integer as mmtests'
+    // `calc_welch_test` (bin/lib/VMR/Stat.pm) does before looking up Student's t.
+    let df = (se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0)))
+        .floor()
+        .max(1.0);
     let dist = StudentsT::new(0.0, 1.0, df).expect("positive degrees of freedom");
     let p = 2.0 * (1.0 - dist.cdf(t.abs()));
     p < ALPHA
@@ -134,9 +174,9 @@ pub fn compare(sides: &[(String, Vec<Results>)]) -> Comparison {
         .iter()
         .map(|(_, runs)| runs.iter().map(samples).collect())
         .collect();
-    let names: Vec<(&'static str, MeanKind)> = per_side[0]
+    let names: Vec<(String, MeanKind)> = per_side[0]
         .first()
-        .map(|s| s.iter().map(|x| (x.name, x.kind)).collect())
+        .map(|s| s.iter().map(|x| (x.name.clone(), x.kind)).collect())
         .unwrap_or_default();
     let metrics = names
         .into_iter()
@@ -184,9 +224,11 @@ pub fn compare(sides: &[(String, Vec<Results>)]) -> Comparison {
 /// The mmtests-style table.
 pub fn render(c: &Comparison) -> String {
     let mut s = String::new();
+    // A column is as wide as its side's name, at least a value and its percentage.
+    let widths: Vec<usize> = c.sides.iter().map(|n| n.chars().count().max(24)).collect();
     let _ = write!(s, "{:<34}", format!("{} runs each", c.runs));
-    for side in &c.sides {
-        let _ = write!(s, " {:>24}", side);
+    for (side, w) in c.sides.iter().zip(&widths) {
+        let _ = write!(s, " {side:>w$}");
     }
     s.push('\n');
     for m in &c.metrics {
@@ -195,18 +237,20 @@ pub fn render(c: &Comparison) -> String {
             MeanKind::Amean => "Amean",
         };
         let _ = write!(s, "{label:<7}{:<27}", m.metric);
-        for i in 0..m.means.len() {
+        for (i, w) in widths.iter().enumerate() {
             let pct = if m.significant[i] {
                 format!("*{:7.2}%*", m.diff_pct[i])
             } else {
                 format!("({:7.2}%)", m.diff_pct[i])
             };
-            let _ = write!(s, " {:>13.2} {pct}", m.means[i]);
+            let cell = format!("{:>13.2} {pct}", m.means[i]);
+            let _ = write!(s, " {cell:>w$}");
         }
         s.push('\n');
         let _ = write!(s, "{:<7}{:<27}", "Stddev", m.metric);
-        for sd in &m.stddevs {
-            let _ = write!(s, " {sd:>13.2} {:>10}", "");
+        for (sd, w) in m.stddevs.iter().zip(&widths) {
+            let cell = format!("{sd:>13.2} {:>10}", "");
+            let _ = write!(s, " {cell:>w$}");
         }
         s.push('\n');
     }

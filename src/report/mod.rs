@@ -5,6 +5,7 @@
 pub mod compare;
 mod energy;
 mod histogram;
+pub mod plot;
 mod results;
 mod summary;
 mod workload;

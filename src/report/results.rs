@@ -258,33 +258,19 @@ impl Results {
                     .then(|| k.fair.group_latency_nice(g)),
             })
             .collect();
-        let secs = end as f64 / 1e9;
-        let workload_metrics = k.workload().global.generator.map(|g| match g {
-            Generator::Fio => {
-                let ios: u64 = tasks.iter().map(|t| t.io_completions).sum::<u64>()
-                    + exited_forks
-                        .iter()
-                        .map(|e| e.counts.io_completions)
-                        .sum::<u64>();
-                json!({ "generator": g.name(), "ios": ios, "iops": ios as f64 / secs })
-            }
-            Generator::Pipe => {
-                // Each round trip wakes the sender once.
-                let ops: u64 = tasks.iter().filter(|t| t.name.starts_with("sender-")).map(|t| t.wakeups).sum();
-                let per_sec = ops as f64 / secs;
-                json!({ "generator": g.name(), "ops": ops, "ops_per_sec": per_sec, "usecs_per_op": 1e6 / per_sec })
-            }
-            Generator::Forkloop => {
-                // A PID is consumed per launched program that ran to its end.
-                let pids: u64 = exited_forks.iter().map(|e| e.counts.threads).sum();
-                json!({ "generator": g.name(), "pids": pids, "pids_per_sec": pids as f64 / secs })
-            }
-            Generator::Hackbench { .. }
-            | Generator::Cyclictest
-            | Generator::Schbench
-            | Generator::Netperf
-            | Generator::Frames => super::workload::metrics(k, g, end),
-        });
+        let w = k.workload();
+        let workload_metrics = if w.parts.is_empty() {
+            w.global
+                .generator
+                .map(|g| generator_metrics(k, g, "", &tasks, &exited_forks, end))
+        } else {
+            let parts = w.parts.iter().filter_map(|p| {
+                let g = p.generator?;
+                let m = generator_metrics(k, g, &p.prefix, &tasks, &exited_forks, end);
+                Some((p.name.clone(), m))
+            });
+            Some(serde_json::Value::Object(parts.collect()))
+        };
         Results {
             schedlab_version: env!("CARGO_PKG_VERSION"),
             platform: k.platform.name.clone(),
@@ -315,6 +301,48 @@ impl Results {
             sim_events,
             wall_ns,
         }
+    }
+}
+
+/// The metric of generator `g` over the threads whose names start with `prefix` (and the
+/// channels named so), for a run that ended at `end` ns.
+fn generator_metrics(
+    k: &Kernel,
+    g: Generator,
+    prefix: &str,
+    tasks: &[TaskResult],
+    exited_forks: &[ExitedForksResult],
+    end: u64,
+) -> serde_json::Value {
+    let secs = end as f64 / 1e9;
+    let own = |name: &str| name.strip_prefix(prefix).map(str::to_string);
+    let tasks = tasks.iter().filter(|t| own(&t.name).is_some());
+    let forks = exited_forks.iter().filter(|e| own(&e.task).is_some());
+    match g {
+        Generator::Fio => {
+            let ios: u64 = tasks.map(|t| t.io_completions).sum::<u64>()
+                + forks.map(|e| e.counts.io_completions).sum::<u64>();
+            json!({ "generator": g.name(), "ios": ios, "iops": ios as f64 / secs })
+        }
+        Generator::Pipe => {
+            // Each round trip wakes the sender once.
+            let ops: u64 = tasks
+                .filter(|t| own(&t.name).is_some_and(|n| n.starts_with("sender-")))
+                .map(|t| t.wakeups)
+                .sum();
+            let per_sec = ops as f64 / secs;
+            json!({ "generator": g.name(), "ops": ops, "ops_per_sec": per_sec, "usecs_per_op": 1e6 / per_sec })
+        }
+        Generator::Forkloop => {
+            // A PID is consumed per launched program that ran to its end.
+            let pids: u64 = forks.map(|e| e.counts.threads).sum();
+            json!({ "generator": g.name(), "pids": pids, "pids_per_sec": pids as f64 / secs })
+        }
+        Generator::Hackbench { .. }
+        | Generator::Cyclictest
+        | Generator::Schbench
+        | Generator::Netperf
+        | Generator::Frames => super::workload::metrics(k, g, prefix, end),
     }
 }
 

@@ -54,27 +54,39 @@ fn latency_us(s: &LatencySummary) -> Value {
     })
 }
 
-/// Time from the use case's start until its last thread exited, when every thread did.
-pub fn completion_ns(k: &Kernel) -> Option<u64> {
-    if k.tasks.iter().any(|t| t.state != TaskState::Dead) {
+/// Time from the use case's start until the last of the threads named `prefix…` exited,
+/// when every one of them did.
+pub fn completion_ns(k: &Kernel, prefix: &str) -> Option<u64> {
+    let own = || k.tasks.iter().filter(|t| t.name.starts_with(prefix));
+    if own().any(|t| t.state != TaskState::Dead) {
         return None;
     }
     let start = k.user().t_zero()?;
-    let last = k.tasks.iter().filter_map(|t| t.thread.exited_at()).max()?;
+    let last = own().filter_map(|t| t.thread.exited_at()).max()?;
     Some(last - start)
 }
 
-/// The metric of generator `g` (one of those this module handles) over a run that ended at
-/// `end` ns.
-pub fn metrics(k: &Kernel, g: Generator, end: u64) -> Value {
+/// The metric of generator `g` (one of those this module handles) over the threads and
+/// channels whose names start with `prefix`, for a run that ended at `end` ns.
+pub fn metrics(k: &Kernel, g: Generator, prefix: &str, end: u64) -> Value {
     let secs = end as f64 / 1e9;
-    let named = |prefix: &'static str| k.tasks.iter().filter(move |t| t.name.starts_with(prefix));
+    let named = |name: &'static str| {
+        k.tasks
+            .iter()
+            .filter(move |t| t.name.strip_prefix(prefix).is_some_and(|n| n.starts_with(name)))
+    };
     let sum = |f: fn(&crate::kernel::pipe::ChannelStats) -> u64| -> u64 {
-        k.channels.chans.iter().map(|c| f(&c.stats)).sum()
+        k.workload()
+            .channels
+            .iter()
+            .zip(&k.channels.chans)
+            .filter(|(spec, _)| spec.name.starts_with(prefix))
+            .map(|(_, c)| f(&c.stats))
+            .sum()
     };
     match g {
         Generator::Hackbench { threads } => {
-            let completion = completion_ns(k);
+            let completion = completion_ns(k, prefix);
             json!({
                 "generator": g.name(),
                 "mode": if threads { "threads" } else { "processes" },

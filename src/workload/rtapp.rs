@@ -87,6 +87,18 @@ pub struct Workload {
     pub taskgroups: Vec<String>,
     /// IPC channels (extension): declared in `global.channels` or named by `send`/`recv`.
     pub channels: Vec<ChannelSpec>,
+    /// The workloads an experiment combined into this one (empty for a single workload):
+    /// the results report each one's generator metric under its name.
+    pub parts: Vec<Part>,
+}
+
+/// One of several workloads run together (`experiment.rs` combines them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    pub name: String,
+    /// What its task and resource names start with in the combined workload.
+    pub prefix: String,
+    pub generator: Option<super::gen::Generator>,
 }
 
 /// What an IPC channel models (extension `global.channels`), which decides its semantics
@@ -860,6 +872,7 @@ impl<'a> Parser<'a> {
             semaphores: self.sem_specs,
             taskgroups: self.taskgroups.names,
             channels: self.channel_specs,
+            parts: Vec::new(),
         })
     }
 

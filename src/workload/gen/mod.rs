@@ -19,6 +19,88 @@ pub use netperf::{netperf, NetperfArgs};
 pub use pipe::{pipe, PipeArgs};
 pub use schbench::{schbench, SchbenchArgs};
 
+/// Every generator, as `schedlab gen NAME ARGS…` and experiment files (`gen = "NAME"`, `args`)
+/// name it. A new generator is a variant here and an arm in [`GenCommand::json`].
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum GenCommand {
+    /// fio-like psync I/O loop (seed 004); the results report `iops`.
+    Fio(FioArgs),
+    /// One short-lived task at a time, forked and waited for (seed 003); reports
+    /// `pids_per_sec`.
+    Forkloop(ForkloopArgs),
+    /// `perf bench sched pipe -T`-like ping-pong (seeds 000, 001); reports `ops_per_sec`.
+    Pipe(PipeArgs),
+    /// `hackbench -g G -l L [-p] [-T]` (seed 002): senders and receivers over sockets or
+    /// pipes; reports `completion_ns`.
+    Hackbench(HackbenchArgs),
+    /// `cyclictest --policy other|fifo -i US -D S` (seed 002); reports the timer wake-up
+    /// latency (min/avg/max, percentiles).
+    Cyclictest(CyclictestArgs),
+    /// `schbench -m M -t T` (seed 002); reports the workers' wake-up latency percentiles.
+    Schbench(SchbenchArgs),
+    /// `netperf -t UDP_STREAM|TCP_STREAM -- -m SIZE` on loopback (seeds 000, 001); reports
+    /// throughput.
+    Netperf(NetperfArgs),
+    /// TouchLatency-like frames beside periodic background load (seed 002); reports missed
+    /// frames and frame latency.
+    Frames(FramesArgs),
+}
+
+impl GenCommand {
+    /// The generated rt-app workload, or the error of arguments clap cannot check alone.
+    pub fn json(&self) -> Result<serde_json::Value, crate::error::InputError> {
+        Ok(match self {
+            GenCommand::Fio(a) => fio(a),
+            GenCommand::Forkloop(a) => forkloop(a),
+            GenCommand::Pipe(a) => pipe(a),
+            GenCommand::Hackbench(a) => hackbench(a),
+            GenCommand::Cyclictest(a) => cyclictest(a)?,
+            GenCommand::Schbench(a) => schbench(a),
+            GenCommand::Netperf(a) => netperf(a),
+            GenCommand::Frames(a) => frames(a),
+        })
+    }
+}
+
+/// `schedlab gen`'s grammar, to parse a generator invocation given as words.
+#[derive(clap::Parser)]
+#[command(name = "gen", no_binary_name = true)]
+struct GenWords {
+    #[command(subcommand)]
+    command: GenCommand,
+}
+
+/// Run generator `name` with command-line style `args` (`["--runtime", "5"]`); a bad name or
+/// argument is an input error naming `file` and `place`.
+pub fn generate(
+    name: &str,
+    args: &[String],
+    file: &str,
+    place: &str,
+) -> Result<serde_json::Value, crate::error::InputError> {
+    use clap::Parser;
+    let words = std::iter::once(name.to_string()).chain(args.iter().cloned());
+    let command = GenWords::try_parse_from(words)
+        .map_err(|e| {
+            let msg = e.to_string();
+            let first = msg
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            crate::error::InputError::new(
+                file,
+                place,
+                format!("a generator invocation (`schedlab gen {name} --help`)"),
+                first.to_string(),
+            )
+        })?
+        .command;
+    command.json().map_err(|e| {
+        crate::error::InputError::new(file, format!("{place} {}", e.place), e.expected, e.found)
+    })
+}
+
 /// A generator whose metric the results report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Generator {

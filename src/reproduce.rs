@@ -1,0 +1,641 @@
+//! `schedlab reproduce`: the bundled experiments (`experiments/*.toml`) that re-run a seed's
+//! result table, printed beside the seed's own numbers.
+//!
+//! A reproduction is an experiment file with a `[reproduce]` table:
+//!
+//! ```toml
+//! [reproduce]
+//! seed = "004_31cebf75612e9cd8.txt"           # the seed thread, by file name
+//! message = "Christian Loehle, Re: [PATCH 1/4] …, 2023-12-12"
+//! metric = "iops"                             # a metric of `compare` (ours)
+//! seed_metric = "IOPS of fio randread on nvme" # what the seed's numbers are
+//! opposite = false     # true: the seed's metric moves opposite to ours (a rate vs a cost)
+//! tie_pct = 5          # changes within ±tie_pct % count as "no change"
+//! magnitude = true     # claim: every row's change is within 25 % of the seed's
+//! quick = { duration = "1s", runs = 2 }       # the test tier's size
+//!
+//! [[reproduce.row]]
+//! label = "v6.1, rate_limit_us=2000, boost"
+//! set = { cpufreq.rate_limit_us = 2000 }      # switches on top of the experiment's
+//! seed = [3918, 4021, 4043, 4081, 4085]       # the seed's values (Hmean/Amean taken)
+//! ref = "…"            # the row this one is compared with (default: the first row)
+//! differs = "why"      # a known difference: reported, not counted as a match
+//! ```
+//!
+//! Each row runs over the experiment's seeds (all rows and seeds in parallel). A row's change
+//! is its mean relative to its reference row's; the direction matches when ours and the
+//! seed's are both up, both down or both within ±`tie_pct` %; the magnitude matches when
+//! our ratio to the reference is within 25 % of the seed's.
+
+use crate::error::InputError;
+use crate::experiment::{run_sides, Experiment};
+use crate::report::compare::{mean, samples, variance, MeanKind};
+use crate::Error;
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::Path;
+use toml::Value;
+
+/// How far our ratio to the reference row may be from the seed's for the magnitude to
+/// match.
+pub const MAGNITUDE_TOLERANCE: f64 = 0.25;
+
+/// One row of a seed's table.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub label: String,
+    /// KEY=VALUE switches on top of the experiment's.
+    pub sets: Vec<String>,
+    /// The seed's values for this row.
+    pub seed_values: Vec<f64>,
+    /// Index of the row this one is compared with.
+    pub reference: usize,
+    /// A known difference from the seed, explained.
+    pub differs: Option<String>,
+}
+
+/// A bundled reproduction.
+#[derive(Debug, Clone)]
+pub struct Reproduction {
+    pub experiment: Experiment,
+    pub seed_file: String,
+    pub message: String,
+    pub metric: String,
+    pub seed_metric: String,
+    pub opposite: bool,
+    pub tie_pct: f64,
+    pub claims_magnitude: bool,
+    pub quick_duration_ns: Option<u64>,
+    pub quick_runs: Option<u64>,
+    pub rows: Vec<Row>,
+}
+
+/// What a row gave.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowOutcome {
+    pub label: String,
+    pub ours: f64,
+    pub ours_stddev: f64,
+    /// The seed's mean, if it has a number for this row.
+    pub seed: Option<f64>,
+    pub reference: String,
+    /// Change to the reference row, percent (None for a reference row itself).
+    pub ours_pct: Option<f64>,
+    pub seed_pct: Option<f64>,
+    /// None when there is nothing to compare (reference row, or no seed number).
+    pub direction_ok: Option<bool>,
+    pub magnitude_ok: Option<bool>,
+    pub differs: Option<String>,
+}
+
+/// What a reproduction gave.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub name: String,
+    pub seed_file: String,
+    pub message: String,
+    pub metric: String,
+    pub seed_metric: String,
+    pub runs: usize,
+    pub duration_ns: Option<u64>,
+    pub rows: Vec<RowOutcome>,
+    pub claims_magnitude: bool,
+    /// Host time the runs took.
+    pub wall_ms: u64,
+}
+
+impl Outcome {
+    /// Every row that has a seed number and no declared difference goes the seed's way.
+    pub fn direction_matches(&self) -> bool {
+        self.rows
+            .iter()
+            .filter(|r| r.differs.is_none())
+            .all(|r| r.direction_ok != Some(false))
+    }
+
+    /// Every such row's change is within 25 % of the seed's.
+    pub fn magnitude_matches(&self) -> bool {
+        self.rows
+            .iter()
+            .filter(|r| r.differs.is_none())
+            .all(|r| r.magnitude_ok != Some(false))
+    }
+}
+
+fn err(file: &str, place: &str, expected: &str, found: impl Into<String>) -> InputError {
+    InputError::new(file, place, expected, found)
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+impl Reproduction {
+    /// The experiment file's `[reproduce]` table.
+    pub fn load(path: &Path) -> Result<Reproduction, InputError> {
+        let experiment = Experiment::load(path)?;
+        Reproduction::from_experiment(experiment)
+    }
+
+    pub fn from_experiment(experiment: Experiment) -> Result<Reproduction, InputError> {
+        let file = experiment.file.clone();
+        let t = experiment
+            .reproduce
+            .clone()
+            .ok_or_else(|| err(&file, "reproduce", "a [reproduce] table", "none"))?;
+        const KEYS: &[&str] = &[
+            "seed",
+            "message",
+            "metric",
+            "seed_metric",
+            "opposite",
+            "tie_pct",
+            "magnitude",
+            "quick",
+            "row",
+        ];
+        if let Some(k) = t.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(err(
+                &file,
+                &format!("reproduce.{k}"),
+                &format!("one of {}", KEYS.join(", ")),
+                format!("unknown key `{k}`"),
+            ));
+        }
+        let string = |k: &str| -> Result<String, InputError> {
+            match t.get(k) {
+                Some(Value::String(s)) => Ok(s.clone()),
+                Some(_) => Err(err(
+                    &file,
+                    &format!("reproduce.{k}"),
+                    "a string",
+                    "another type",
+                )),
+                None => Err(err(&file, &format!("reproduce.{k}"), "a string", "nothing")),
+            }
+        };
+        let boolean = |k: &str| -> Result<bool, InputError> {
+            match t.get(k) {
+                None => Ok(false),
+                Some(Value::Boolean(b)) => Ok(*b),
+                Some(_) => Err(err(
+                    &file,
+                    &format!("reproduce.{k}"),
+                    "true or false",
+                    "another type",
+                )),
+            }
+        };
+        let tie_pct = match t.get("tie_pct") {
+            None => 5.0,
+            Some(v) => number(v)
+                .filter(|x| *x >= 0.0)
+                .ok_or_else(|| err(&file, "reproduce.tie_pct", "a percentage", "another value"))?,
+        };
+        let (mut quick_duration_ns, mut quick_runs) = (None, None);
+        match t.get("quick") {
+            None => {}
+            Some(Value::Table(q)) => {
+                if let Some(d) = q.get("duration") {
+                    let Value::String(s) = d else {
+                        return Err(err(
+                            &file,
+                            "reproduce.quick.duration",
+                            "a time such as \"1s\"",
+                            "another type",
+                        ));
+                    };
+                    quick_duration_ns = Some(crate::experiment::parse_duration(
+                        s,
+                        &file,
+                        "reproduce.quick.duration",
+                    )?);
+                }
+                if let Some(r) = q.get("runs") {
+                    quick_runs = Some(match r {
+                        Value::Integer(n) if *n >= 2 => *n as u64,
+                        _ => {
+                            return Err(err(
+                                &file,
+                                "reproduce.quick.runs",
+                                "an integer ≥ 2",
+                                "another value",
+                            ))
+                        }
+                    });
+                }
+            }
+            Some(_) => return Err(err(&file, "reproduce.quick", "a table", "another type")),
+        }
+        let items = match t.get("row") {
+            Some(Value::Array(a)) if a.len() >= 2 => a,
+            _ => {
+                return Err(err(
+                    &file,
+                    "reproduce.row",
+                    "two or more [[reproduce.row]]",
+                    "fewer",
+                ))
+            }
+        };
+        let labels: Vec<String> = items
+            .iter()
+            .map(|r| {
+                r.get("label")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_default()
+            })
+            .collect();
+        let mut rows = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let base = format!("reproduce.row[{i}]");
+            let Value::Table(r) = item else {
+                return Err(err(&file, &base, "a table", "another type"));
+            };
+            const ROW_KEYS: &[&str] = &["label", "set", "seed", "ref", "differs"];
+            if let Some(k) = r.keys().find(|k| !ROW_KEYS.contains(&k.as_str())) {
+                return Err(err(
+                    &file,
+                    &format!("{base}.{k}"),
+                    &format!("one of {}", ROW_KEYS.join(", ")),
+                    format!("unknown key `{k}`"),
+                ));
+            }
+            if labels[i].is_empty() || labels[..i].contains(&labels[i]) {
+                return Err(err(
+                    &file,
+                    &format!("{base}.label"),
+                    "a label no other row has",
+                    format!("`{}`", labels[i]),
+                ));
+            }
+            let mut sets = Vec::new();
+            match r.get("set") {
+                None => {}
+                Some(Value::Table(s)) => {
+                    let mut flat = Vec::new();
+                    flatten("", s, &mut flat);
+                    for (k, v) in flat {
+                        sets.push(format!("{k}={v}"));
+                    }
+                }
+                Some(_) => {
+                    return Err(err(
+                        &file,
+                        &format!("{base}.set"),
+                        "a table of switches",
+                        "another type",
+                    ))
+                }
+            }
+            let seed_values = match r.get("seed") {
+                None => Vec::new(),
+                Some(v) => match v {
+                    Value::Array(a) => a.iter().map(number).collect::<Option<Vec<f64>>>(),
+                    v => number(v).map(|x| vec![x]),
+                }
+                .filter(|xs| xs.iter().all(|x| *x > 0.0))
+                .ok_or_else(|| {
+                    err(
+                        &file,
+                        &format!("{base}.seed"),
+                        "a positive number or an array of them",
+                        "another value",
+                    )
+                })?,
+            };
+            let reference = match r.get("ref") {
+                None => 0,
+                Some(Value::String(l)) => labels.iter().position(|x| x == l).ok_or_else(|| {
+                    err(
+                        &file,
+                        &format!("{base}.ref"),
+                        "the label of a row",
+                        format!("`{l}`"),
+                    )
+                })?,
+                Some(_) => {
+                    return Err(err(
+                        &file,
+                        &format!("{base}.ref"),
+                        "a row label",
+                        "another type",
+                    ))
+                }
+            };
+            let differs = match r.get("differs") {
+                None => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(_) => {
+                    return Err(err(
+                        &file,
+                        &format!("{base}.differs"),
+                        "a string",
+                        "another type",
+                    ))
+                }
+            };
+            rows.push(Row {
+                label: labels[i].clone(),
+                sets,
+                seed_values,
+                reference,
+                differs,
+            });
+        }
+        let repro = Reproduction {
+            seed_file: string("seed")?,
+            message: string("message")?,
+            metric: string("metric")?,
+            seed_metric: string("seed_metric")?,
+            opposite: boolean("opposite")?,
+            claims_magnitude: boolean("magnitude")?,
+            tie_pct,
+            quick_duration_ns,
+            quick_runs,
+            rows,
+            experiment,
+        };
+        // Every row's switches must be valid now, not when it runs; errors name the row.
+        for (i, row) in repro.rows.iter().enumerate() {
+            let mut side = repro.experiment.clone();
+            for s in &row.sets {
+                let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k);
+                side.set(s, &format!("reproduce.row[{i}].set.{key}"))?;
+            }
+        }
+        Ok(repro)
+    }
+
+    /// Run every row over the experiment's seeds (or the quick size) and compare.
+    pub fn run(&self, quick: bool) -> Result<Outcome, Error> {
+        let started = std::time::Instant::now();
+        let mut base = self.experiment.clone();
+        let mut seeds = base.seeds.clone();
+        if quick {
+            if let Some(d) = self.quick_duration_ns {
+                base.duration_ns = Some(d);
+            }
+            if let Some(n) = self.quick_runs {
+                seeds = (0..n).collect();
+            }
+        }
+        let sides: Vec<Experiment> = self
+            .rows
+            .iter()
+            .map(|row| {
+                let mut side = base.clone();
+                for s in &row.sets {
+                    side.set(s, "reproduce")?;
+                }
+                side.name = row.label.clone();
+                Ok(side)
+            })
+            .collect::<Result<_, InputError>>()?;
+        let results = run_sides(&sides, &seeds)?;
+        let mut values: Vec<(MeanKind, Vec<f64>)> = Vec::new();
+        for (row, runs) in self.rows.iter().zip(&results) {
+            let mut kind = MeanKind::Amean;
+            let mut xs = Vec::new();
+            for r in runs {
+                let s = samples(r)
+                    .into_iter()
+                    .find(|s| s.name == self.metric)
+                    .ok_or_else(|| {
+                        InputError::new(
+                            &self.experiment.file,
+                            "reproduce.metric",
+                            "a metric the runs report",
+                            format!("no `{}` in row `{}`", self.metric, row.label),
+                        )
+                    })?;
+                kind = s.kind;
+                xs.push(s.value);
+            }
+            values.push((kind, xs));
+        }
+        let ours: Vec<(f64, f64)> = values
+            .iter()
+            .map(|(k, xs)| (mean(*k, xs), stddev(xs)))
+            .collect();
+        let kind = values.first().map_or(MeanKind::Amean, |v| v.0);
+        let seed: Vec<Option<f64>> = self
+            .rows
+            .iter()
+            .map(|r| (!r.seed_values.is_empty()).then(|| mean(kind, &r.seed_values)))
+            .collect();
+        let pct = |x: f64, base: f64| {
+            if base != 0.0 {
+                (x - base) / base * 100.0
+            } else if x == 0.0 {
+                0.0
+            } else {
+                f64::INFINITY
+            }
+        };
+        let class = |p: f64| {
+            if p > self.tie_pct {
+                1
+            } else if p < -self.tie_pct {
+                -1
+            } else {
+                0
+            }
+        };
+        let rows = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, row)| {
+                let r = row.reference;
+                let is_ref = r == i;
+                let ours_pct = (!is_ref).then(|| pct(ours[i].0, ours[r].0));
+                let seed_pct = match (is_ref, seed[i], seed[r]) {
+                    (false, Some(s), Some(b)) => Some(pct(s, b)),
+                    _ => None,
+                };
+                let (direction_ok, magnitude_ok) = match (ours_pct, seed_pct) {
+                    (Some(o), Some(s)) => {
+                        let sign = if self.opposite { -1 } else { 1 };
+                        let dir = class(o) == sign * class(s);
+                        let ratio = (1.0 + o / 100.0) / (1.0 + s / 100.0);
+                        let mag = (!self.opposite && ratio.is_finite())
+                            .then(|| (ratio - 1.0).abs() <= MAGNITUDE_TOLERANCE);
+                        (Some(dir), mag)
+                    }
+                    _ => (None, None),
+                };
+                RowOutcome {
+                    label: row.label.clone(),
+                    ours: ours[i].0,
+                    ours_stddev: ours[i].1,
+                    seed: seed[i],
+                    reference: self.rows[r].label.clone(),
+                    ours_pct,
+                    seed_pct,
+                    direction_ok,
+                    magnitude_ok,
+                    differs: row.differs.clone(),
+                }
+            })
+            .collect();
+        Ok(Outcome {
+            name: self.experiment.name.clone(),
+            seed_file: self.seed_file.clone(),
+            message: self.message.clone(),
+            metric: self.metric.clone(),
+            seed_metric: self.seed_metric.clone(),
+            runs: seeds.len(),
+            duration_ns: base.duration_ns,
+            rows,
+            claims_magnitude: self.claims_magnitude,
+            wall_ms: started.elapsed().as_millis() as u64,
+        })
+    }
+}
+
+fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, String)>) {
+    for (k, v) in t {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            Value::Table(t) => flatten(&key, t, out),
+            Value::String(s) => out.push((key, s.clone())),
+            v => out.push((key, v.to_string())),
+        }
+    }
+}
+
+fn stddev(xs: &[f64]) -> f64 {
+    variance(xs).sqrt()
+}
+
+/// The bundled reproductions in `dir`, by file name order; `name` picks one (the
+/// experiment's name or its file stem).
+pub fn bundled(dir: &Path, name: Option<&str>) -> Result<Vec<Reproduction>, InputError> {
+    let d = dir.display().to_string();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| {
+            InputError::new(
+                &d,
+                "the directory",
+                "the bundled experiments",
+                e.to_string(),
+            )
+        })?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let e = Experiment::load(&f)?;
+        if e.reproduce.is_none() {
+            continue;
+        }
+        let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned());
+        if name.is_some_and(|n| n != e.name && Some(n) != stem.as_deref()) {
+            continue;
+        }
+        out.push(Reproduction::from_experiment(e)?);
+    }
+    if out.is_empty() {
+        return Err(InputError::new(
+            &d,
+            name.unwrap_or("the directory"),
+            "a bundled reproduction (an experiment with a [reproduce] table)",
+            "none",
+        ));
+    }
+    Ok(out)
+}
+
+/// Our table beside the seed's.
+pub fn render(o: &Outcome) -> String {
+    let mut s = String::new();
+    let secs = o
+        .duration_ns
+        .map_or("the workload's".into(), |d| format!("{}s", d as f64 / 1e9));
+    let _ = writeln!(s, "== {} — seed {}", o.name, o.seed_file);
+    let _ = writeln!(s, "   {}", o.message);
+    let _ = writeln!(
+        s,
+        "   ours: {} over {} runs of {secs} ({:.1} s wall); seed: {}",
+        o.metric,
+        o.runs,
+        o.wall_ms as f64 / 1e3,
+        o.seed_metric
+    );
+    let w = o
+        .rows
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    let _ = writeln!(
+        s,
+        "{:<w$} {:>12} {:>9} {:>12} {:>10} {:>10}  match",
+        "row", "ours", "±stddev", "seed", "ours Δ%", "seed Δ%"
+    );
+    let pct = |p: Option<f64>| p.map_or("ref".to_string(), |p| format!("{p:+.1}"));
+    for r in &o.rows {
+        let verdict = match (r.direction_ok, r.magnitude_ok) {
+            (None, _) => String::new(),
+            (Some(true), Some(true)) => "direction, magnitude".into(),
+            (Some(true), _) => "direction".into(),
+            (Some(false), _) => "DIFFERS".into(),
+        };
+        let verdict = match &r.differs {
+            Some(why) => format!("{verdict} (known: {why})"),
+            None => verdict,
+        };
+        let _ = writeln!(
+            s,
+            "{:<w$} {:>12.2} {:>9.2} {:>12} {:>10} {:>10}  {}",
+            r.label,
+            r.ours,
+            r.ours_stddev,
+            r.seed.map_or("-".into(), |x| format!("{x:.2}")),
+            if r.reference == r.label {
+                "ref".into()
+            } else {
+                pct(r.ours_pct)
+            },
+            if r.reference == r.label {
+                "ref".into()
+            } else {
+                r.seed_pct.map_or("-".into(), |p| format!("{p:+.1}"))
+            },
+            verdict
+        );
+    }
+    let _ = writeln!(
+        s,
+        "   direction: {}{}",
+        if o.direction_matches() {
+            "matches the seed"
+        } else {
+            "DIFFERS from the seed"
+        },
+        if o.claims_magnitude {
+            if o.magnitude_matches() {
+                "; magnitude within 25%"
+            } else {
+                "; magnitude NOT within 25%"
+            }
+        } else {
+            ""
+        }
+    );
+    s
+}
