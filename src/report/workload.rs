@@ -71,9 +71,11 @@ pub fn completion_ns(k: &Kernel, prefix: &str) -> Option<u64> {
 pub fn metrics(k: &Kernel, g: Generator, prefix: &str, end: u64) -> Value {
     let secs = end as f64 / 1e9;
     let named = |name: &'static str| {
-        k.tasks
-            .iter()
-            .filter(move |t| t.name.strip_prefix(prefix).is_some_and(|n| n.starts_with(name)))
+        k.tasks.iter().filter(move |t| {
+            t.name
+                .strip_prefix(prefix)
+                .is_some_and(|n| n.starts_with(name))
+        })
     };
     let sum = |f: fn(&crate::kernel::pipe::ChannelStats) -> u64| -> u64 {
         k.workload()
