@@ -105,6 +105,9 @@ pub struct Kernel {
     pub fair: Fair,
     /// Scheduling domains, energy model, overutilized flag and balancer state.
     pub lb: Balance,
+    /// The CPU running `try_to_wake_up()` while it enqueues the woken task
+    /// (`smp_processor_id()` there): it pays for the enqueue's uclamp work.
+    ttwu_cpu: Option<usize>,
     pub(super) cpufreq: Cpufreq,
     /// uclamp sysctls, static key and switches.
     pub uclamp: UclampSys,
@@ -272,6 +275,7 @@ impl Kernel {
         let mut k = Kernel {
             fair: Fair::new(n, &variant),
             lb,
+            ttwu_cpu: None,
             user: UserSpace::new(&workload),
             platform,
             variant,
@@ -806,9 +810,15 @@ impl Kernel {
 
     /// The bucket operations `cpu`'s rq did since its count was `before` cost that CPU
     /// `cost.uclamp_rq_op_ns` each, charged to what it runs now or next (see [`Rq::uclamp_cost`]).
+    /// At a wakeup, `ttwu_queue()`: a waker sharing the target's LLC enqueues the task itself
+    /// and pays; across LLCs the target CPU does (the wake list).
     fn charge_uclamp(&mut self, cpu: usize, before: u64) {
         let ops = self.rqs[cpu].uclamp.ops.total() - before;
-        self.rqs[cpu].uclamp_cost +=
+        let payer = match self.ttwu_cpu {
+            Some(w) if self.lb.topo.share_cache(w, cpu) => w,
+            _ => cpu,
+        };
+        self.rqs[payer].uclamp_cost +=
             ops * self.variant.cost_uclamp_rq_op_ns * SCHED_CAPACITY_SCALE as u64;
     }
 
@@ -1244,7 +1254,7 @@ impl Kernel {
             }
             self.set_task_cpu(t, cpu, now, waker_cpu);
         }
-        let owed = self.rqs[cpu].uclamp_cost;
+        self.ttwu_cpu = Some(waker_cpu);
         self.enqueue_task(
             t,
             cpu,
@@ -1257,13 +1267,7 @@ impl Kernel {
             now,
             q,
         );
-        // ttwu_queue(): a waker sharing the target's LLC enqueues the task itself and pays for
-        // the uclamp work; across LLCs the target CPU does (the wake list).
-        if cpu != waker_cpu && self.lb.topo.share_cache(waker_cpu, cpu) {
-            let added = self.rqs[cpu].uclamp_cost - owed;
-            self.rqs[cpu].uclamp_cost = owed;
-            self.rqs[waker_cpu].uclamp_cost += added;
-        }
+        self.ttwu_cpu = None;
         // The task leaves iowait when it runs again (io_schedule_finish); the enqueue above
         // still saw it in iowait.
         self.tasks[t].in_iowait = false;
