@@ -105,6 +105,9 @@ pub struct Kernel {
     pub fair: Fair,
     /// Scheduling domains, energy model, overutilized flag and balancer state.
     pub lb: Balance,
+    /// The CPU running `try_to_wake_up()` while it enqueues the woken task
+    /// (`smp_processor_id()` there): it pays for the enqueue's uclamp work.
+    ttwu_cpu: Option<usize>,
     pub(super) cpufreq: Cpufreq,
     /// uclamp sysctls, static key and switches.
     pub uclamp: UclampSys,
@@ -218,6 +221,7 @@ impl Kernel {
                     tick_on: false,
                     work_gen: 0,
                     progress_ts: 0,
+                    uclamp_cost: 0,
                     exec_start: 0,
                     freq_khz: freq,
                     capacity_cur: platform.capacity_at(cpu, freq) as u64,
@@ -271,6 +275,7 @@ impl Kernel {
         let mut k = Kernel {
             fair: Fair::new(n, &variant),
             lb,
+            ttwu_cpu: None,
             user: UserSpace::new(&workload),
             platform,
             variant,
@@ -587,9 +592,11 @@ impl Kernel {
         if self.uclamp_enabled(t) {
             // uclamp_rq_inc() before the class enqueue.
             let ctx = self.uclamp_ctx(t);
+            let before = self.rqs[cpu].uclamp.ops.total();
             self.rqs[cpu]
                 .uclamp
                 .inc(&mut self.tasks[t].uclamp, ctx, &self.uclamp);
+            self.charge_uclamp(cpu, before);
         }
         let task = &mut self.tasks[t];
         debug_assert!(!task.on_rq, "task {} enqueued twice", task.pid);
@@ -658,7 +665,9 @@ impl Kernel {
     ) {
         self.update_rq_clock(cpu, now);
         if self.uclamp_enabled(t) {
+            let before = self.rqs[cpu].uclamp.ops.total();
             self.rqs[cpu].uclamp.dec(&mut self.tasks[t].uclamp);
+            self.charge_uclamp(cpu, before);
         }
         let task = &mut self.tasks[t];
         debug_assert!(task.on_rq && task.cpu == cpu);
@@ -797,6 +806,26 @@ impl Kernel {
     /// active) and the class has `uclamp_enabled` (fair and RT).
     pub(super) fn uclamp_enabled(&self, t: TaskId) -> bool {
         self.variant.uclamp_task && self.uclamp.active() && self.tasks[t].class() != Class::Dl
+    }
+
+    /// The bucket operations `cpu`'s rq did since its count was `before` cost that CPU
+    /// `cost.uclamp_rq_op_ns` each, charged to what it runs now or next (see [`Rq::uclamp_cost`]).
+    /// At a wakeup, `ttwu_queue()`: a waker sharing the target's LLC enqueues the task itself
+    /// and pays; across LLCs the target CPU does (the wake list).
+    fn charge_uclamp(&mut self, cpu: usize, before: u64) {
+        let ops = self.rqs[cpu].uclamp.ops.total() - before;
+        let payer = match self.ttwu_cpu {
+            Some(w) if self.lb.topo.share_cache(w, cpu) => w,
+            _ => cpu,
+        };
+        self.rqs[payer].uclamp_cost +=
+            ops * self.variant.cost_uclamp_rq_op_ns * SCHED_CAPACITY_SCALE as u64;
+    }
+
+    /// Take `cpu`'s pending uclamp cost as wall time at its current capacity.
+    fn take_uclamp_cost(&mut self, cpu: usize) -> u64 {
+        let rq = &mut self.rqs[cpu];
+        std::mem::take(&mut rq.uclamp_cost).div_ceil(rq.capacity_cur.max(1))
     }
 
     /// The task's group clamps and class, for its effective uclamp values.
@@ -1022,7 +1051,14 @@ impl Kernel {
         let rq = &mut self.rqs[cpu];
         rq.work_gen += 1;
         let Some(t) = rq.curr else { return };
-        let start = rq.progress_ts.max(now);
+        let mut start = rq.progress_ts.max(now);
+        // The running task pays for the uclamp work it just did, unless a switch is due at
+        // once (that switch charges it).
+        if rq.uclamp_cost > 0 && !rq.need_resched {
+            start += self.take_uclamp_cost(cpu);
+            self.rqs[cpu].progress_ts = start;
+        }
+        let rq = &self.rqs[cpu];
         let done = match self.tasks[t].activity {
             Activity::Next => start,
             Activity::Work(w) => start + w.div_ceil(rq.capacity_cur.max(1)),
@@ -1218,6 +1254,7 @@ impl Kernel {
             }
             self.set_task_cpu(t, cpu, now, waker_cpu);
         }
+        self.ttwu_cpu = Some(waker_cpu);
         self.enqueue_task(
             t,
             cpu,
@@ -1230,6 +1267,7 @@ impl Kernel {
             now,
             q,
         );
+        self.ttwu_cpu = None;
         // The task leaves iowait when it runs again (io_schedule_finish); the enqueue above
         // still saw it in iowait.
         self.tasks[t].in_iowait = false;
@@ -1420,15 +1458,22 @@ impl Kernel {
             };
             obs.event(now, cpu, prev.map(|_| pr), &ev);
         }
+        // The switch also charges the uclamp work done on this CPU meanwhile (prev's
+        // dequeue among it); going idle, the next task to run here pays it.
+        let uclamp = if next.is_some() {
+            self.take_uclamp_cost(cpu)
+        } else {
+            0
+        };
         let rq = &mut self.rqs[cpu];
         rq.curr = next;
         rq.exec_start = now;
-        rq.progress_ts = now
-            + if next.is_some() {
+        rq.progress_ts =
+            now + if next.is_some() {
                 self.variant.cost_context_switch_ns
             } else {
                 0
-            };
+            } + uclamp;
         match next {
             Some(n) => {
                 let task = &mut self.tasks[n];
@@ -1660,6 +1705,11 @@ impl Kernel {
             if let Some(c) = rq.curr {
                 assert_eq!(self.tasks[c].cpu, cpu, "current task on the wrong CPU");
             }
+            // uclamp costs CPU time only while its fast path runs (the static key).
+            assert!(
+                rq.uclamp_cost == 0 || (self.variant.uclamp_task && self.uclamp.active()),
+                "cpu {cpu}: uclamp cost without uclamp in the fast path"
+            );
         }
         self.channels.check_invariants();
         for ch in &self.channels.chans {

@@ -182,6 +182,9 @@ pub struct Rq {
     /// From when the running task's work progresses (after the context-switch cost); work
     /// before this instant has been accounted.
     pub progress_ts: u64,
+    /// uclamp fast-path work (capacity·ns, `cost.uclamp_rq_op_ns` per bucket operation) this
+    /// CPU did on behalf of its current task and has not yet charged to it.
+    pub uclamp_cost: u64,
     /// Start of the running task's current accounting interval (`exec_start`).
     pub exec_start: u64,
     /// Current frequency and capacity at it.

@@ -516,6 +516,13 @@ pub struct UclampOps {
     pub rescan: u64,
 }
 
+impl UclampOps {
+    /// All bucket operations: increments, decrements and rescans.
+    pub fn total(&self) -> u64 {
+        self.inc + self.dec + self.rescan
+    }
+}
+
 impl AddAssign for UclampOps {
     fn add_assign(&mut self, o: UclampOps) {
         self.inc += o.inc;

@@ -229,6 +229,9 @@ pub struct Variant {
     pub cost_context_switch_ns: u64,
     /// CPU time of a system call that does not block (lock, signal, fork, setaffinity, …).
     pub cost_syscall_ns: u64,
+    /// CPU time (ns at capacity 1024) of one uclamp fast-path bucket operation: a
+    /// `uclamp_rq_inc_id()`, a `uclamp_rq_dec_id()` or a `uclamp_rq_max_value()` rescan.
+    pub cost_uclamp_rq_op_ns: u64,
     /// Delay between schedutil queueing its kthread work (drivers without fast switch) or a
     /// dbs governor queueing its work and that work setting the frequency.
     pub cost_cpufreq_work_ns: u64,
@@ -310,6 +313,7 @@ impl Default for Variant {
             sched_rr_timeslice_ms: 100,
             cost_context_switch_ns: 1_000,
             cost_syscall_ns: 500,
+            cost_uclamp_rq_op_ns: 120,
             cost_cpufreq_work_ns: 50_000,
             ipc: IpcCosts::default(),
             io_jitter_pct: 10,
@@ -450,6 +454,11 @@ const KNOBS: &[Knob] = &[
     // At least 1 ns: a thread looping on requests that complete at once must still see
     // time pass.
     knob!("cost.syscall_ns", Uint(1, 1_000_000), cost_syscall_ns),
+    knob!(
+        "cost.uclamp_rq_op_ns",
+        Uint(0, 1_000_000),
+        cost_uclamp_rq_op_ns
+    ),
     knob!(
         "model.start_spread_ns",
         Uint(0, 1_000_000_000),
