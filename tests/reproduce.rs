@@ -21,6 +21,7 @@ fn every_reproduction_runs_and_matches_the_seeds_direction() {
     for seed in [
         "000_4ca246fac171556c.txt",
         "001_af70cf7c1b0b92fd.txt",
+        "002_0a3bed7cc2a13025.txt",
         "003_5097063a106228c6.txt",
         "004_31cebf75612e9cd8.txt",
     ] {
