@@ -821,7 +821,7 @@ impl Experiment {
         if !found {
             return Err(r.err(
                 place,
-                &format!("a workload of the file ({})", names.join(", ")),
+                format!("a workload of the file ({})", names.join(", ")),
                 format!("`{name}`"),
             ));
         }

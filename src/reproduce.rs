@@ -14,6 +14,7 @@
 //! magnitude = true     # claim: every row's change is within 25 % of the seed's
 //! quick = { duration = "1s", runs = 2 }       # the test tier's size
 //! # quick.rows = ["…"]  # the rows the test tier runs (with their reference rows)
+//! # quick.workload.fio = { args = { runtime = 1 } } # workload keys it replaces (after a row's)
 //!
 //! [[reproduce.row]]
 //! label = "v6.1, rate_limit_us=2000, boost"
@@ -76,6 +77,8 @@ pub struct Reproduction {
     pub quick_runs: Option<u64>,
     /// The rows the quick size runs (indices; their reference rows too). Empty: all.
     pub quick_rows: Vec<usize>,
+    /// Workload keys the quick size replaces in every row (after the row's own).
+    pub quick_workloads: Vec<(String, toml::Table)>,
     pub rows: Vec<Row>,
 }
 
@@ -207,6 +210,7 @@ impl Reproduction {
         };
         let (mut quick_duration_ns, mut quick_runs) = (None, None);
         let mut quick_labels: Vec<(usize, String)> = Vec::new();
+        let mut quick_workloads = Vec::new();
         match t.get("quick") {
             None => {}
             Some(Value::Table(q)) => {
@@ -225,6 +229,19 @@ impl Reproduction {
                         "reproduce.quick.duration",
                     )?);
                 }
+                if let Some(k) = q
+                    .keys()
+                    .find(|k| !["duration", "runs", "rows", "workload"].contains(&k.as_str()))
+                {
+                    return Err(err(
+                        &file,
+                        &format!("reproduce.quick.{k}"),
+                        "one of duration, runs, rows, workload",
+                        format!("unknown key `{k}`"),
+                    ));
+                }
+                quick_workloads =
+                    workload_keys(&file, "reproduce.quick.workload", q.get("workload"))?;
                 match q.get("rows") {
                     None => {}
                     Some(Value::Array(a)) => {
@@ -327,31 +344,7 @@ impl Reproduction {
                     ))
                 }
             }
-            let mut workloads = Vec::new();
-            match r.get("workload") {
-                None => {}
-                Some(Value::Table(w)) => {
-                    for (name, keys) in w {
-                        let Value::Table(keys) = keys else {
-                            return Err(err(
-                                &file,
-                                &format!("{base}.workload.{name}"),
-                                "a table of workload keys",
-                                "another type",
-                            ));
-                        };
-                        workloads.push((name.clone(), keys.clone()));
-                    }
-                }
-                Some(_) => {
-                    return Err(err(
-                        &file,
-                        &format!("{base}.workload"),
-                        "a table: workload name → its keys",
-                        "another type",
-                    ))
-                }
-            }
+            let workloads = workload_keys(&file, &format!("{base}.workload"), r.get("workload"))?;
             let seed_values = match r.get("seed") {
                 None => Vec::new(),
                 Some(v) => match v {
@@ -436,18 +429,31 @@ impl Reproduction {
             quick_duration_ns,
             quick_runs,
             quick_rows,
+            quick_workloads,
             rows,
             experiment,
         };
         // Every row's switches must be valid now, not when it runs; errors name the row.
         for (i, row) in repro.rows.iter().enumerate() {
             let mut side = repro.side(&repro.experiment, row, &format!("reproduce.row[{i}]"))?;
+            if repro.quick_rows.is_empty() || repro.quick_rows.contains(&i) {
+                repro.quick_side(&side, "reproduce.quick")?;
+            }
             for s in &row.sets {
                 let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k);
                 side.set(s, &format!("reproduce.row[{i}].set.{key}"))?;
             }
         }
         Ok(repro)
+    }
+
+    /// `side` with the quick size's workload keys replaced.
+    fn quick_side(&self, side: &Experiment, place: &str) -> Result<Experiment, InputError> {
+        let mut side = side.clone();
+        for (name, keys) in &self.quick_workloads {
+            side = side.with_workload(name, keys, &format!("{place}.workload.{name}"))?;
+        }
+        Ok(side)
     }
 
     /// `base` with a row's workload keys replaced.
@@ -488,6 +494,9 @@ impl Reproduction {
             .iter()
             .map(|row| {
                 let mut side = self.side(&base, row, "reproduce")?;
+                if quick {
+                    side = self.quick_side(&side, "reproduce.quick")?;
+                }
                 for s in &row.sets {
                     side.set(s, "reproduce")?;
                 }
@@ -605,6 +614,40 @@ fn metric(r: &Results, name: &str) -> Option<Sample> {
         });
     }
     samples(r).into_iter().find(|s| s.name == name)
+}
+
+/// `workload = { <name> = { <workload key> = … } }` of a row or of `quick`.
+fn workload_keys(
+    file: &str,
+    place: &str,
+    v: Option<&Value>,
+) -> Result<Vec<(String, toml::Table)>, InputError> {
+    let mut out = Vec::new();
+    match v {
+        None => {}
+        Some(Value::Table(w)) => {
+            for (name, keys) in w {
+                let Value::Table(keys) = keys else {
+                    return Err(err(
+                        file,
+                        &format!("{place}.{name}"),
+                        "a table of workload keys",
+                        "another type",
+                    ));
+                };
+                out.push((name.clone(), keys.clone()));
+            }
+        }
+        Some(_) => {
+            return Err(err(
+                file,
+                place,
+                "a table: workload name → its keys",
+                "another type",
+            ))
+        }
+    }
+    Ok(out)
 }
 
 fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, String)>) {

@@ -135,6 +135,24 @@ fn a_bad_reproduction_table_is_an_input_error() {
             "reproduce.row[0].seed",
             "positive number",
         ),
+        (
+            "[[reproduce.row]]\nlabel = \"a\"\nworkload.fio = { latency_nice = 1 }\n\
+             [[reproduce.row]]\nlabel = \"b\"\n",
+            "reproduce.row[0].workload.fio",
+            "`fio`",
+        ),
+        (
+            "[[reproduce.row]]\nlabel = \"a\"\nworkload.pipe = { latency_nice = 40 }\n\
+             [[reproduce.row]]\nlabel = \"b\"\n",
+            "reproduce.row[0].workload.pipe (workload[0].latency_nice)",
+            "40",
+        ),
+        (
+            "quick = { rows = [\"c\"] }\n[[reproduce.row]]\nlabel = \"a\"\n\
+             [[reproduce.row]]\nlabel = \"b\"\n",
+            "reproduce.quick.rows[0]",
+            "`c`",
+        ),
     ];
     for (rows, place, found) in cases {
         let e = schedlab::experiment::Experiment::parse(
