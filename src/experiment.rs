@@ -94,6 +94,9 @@ pub struct Experiment {
     pub sweep: Vec<(String, Vec<String>)>,
     /// The `[reproduce]` table, read by `reproduce.rs`.
     pub reproduce: Option<toml::Table>,
+    /// The file's TOML and where its relative paths start (`with_workload` re-reads it).
+    source: toml::Table,
+    dir: PathBuf,
 }
 
 /// TOML value → the text `--set` would take.
@@ -429,15 +432,7 @@ impl Reader<'_> {
                     format!("`{n}`"),
                 ))
             }
-            None => match (w.get("gen"), w.get("file")) {
-                (Some(Value::String(g)), _) => g.clone(),
-                (_, Some(Value::String(f))) => {
-                    Path::new(f).file_stem().map_or("workload".into(), |s| {
-                        s.to_string_lossy().replace(['.', ' '], "_")
-                    })
-                }
-                _ => "workload".into(),
-            },
+            None => default_name(w),
         };
         if let Some(v) = w.get("taskgroup") {
             let place = join(base, "taskgroup");
@@ -492,6 +487,17 @@ impl Reader<'_> {
             }
         }
         Ok((name, workload))
+    }
+}
+
+/// An unnamed workload's name: its generator's, or its file's stem.
+fn default_name(w: &toml::Table) -> String {
+    match (w.get("gen"), w.get("file")) {
+        (Some(Value::String(g)), _) => g.clone(),
+        (_, Some(Value::String(f))) => Path::new(f).file_stem().map_or("workload".into(), |s| {
+            s.to_string_lossy().replace(['.', ' '], "_")
+        }),
+        _ => "workload".into(),
     }
 }
 
@@ -670,7 +676,10 @@ impl Experiment {
 
     /// Parse experiment TOML; `dir` is where relative paths in it start.
     pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Experiment, InputError> {
-        let t = parse_toml(text, file)?;
+        Experiment::from_table(parse_toml(text, file)?, file, dir)
+    }
+
+    fn from_table(t: toml::Table, file: &str, dir: &Path) -> Result<Experiment, InputError> {
         let r = Reader {
             file,
             dir: dir.to_path_buf(),
@@ -746,6 +755,8 @@ impl Experiment {
             settings,
             sweep,
             reproduce,
+            source: t.clone(),
+            dir: dir.to_path_buf(),
         };
         // Check the platform and every switch now, so errors name this file.
         let (platform, _) = e.build()?;
@@ -769,7 +780,62 @@ impl Experiment {
             settings: Vec::new(),
             sweep: Vec::new(),
             reproduce: None,
+            source: toml::Table::new(),
+            dir: PathBuf::new(),
         }
+    }
+
+    /// This experiment with the keys of its workload `name` (`args`, `latency_nice`, …)
+    /// replaced by `keys`, re-read from the file's TOML; switches, seeds and duration as set
+    /// here. `place` names where the replacement was written, for errors.
+    pub fn with_workload(
+        &self,
+        name: &str,
+        keys: &toml::Table,
+        place: &str,
+    ) -> Result<Experiment, InputError> {
+        let r = Reader {
+            file: &self.file,
+            dir: self.dir.clone(),
+        };
+        let mut t = self.source.clone();
+        let Some(Value::Array(items)) = t.get_mut("workload") else {
+            return Err(r.err(place, "an experiment file's workload", "a plain workload"));
+        };
+        let mut names = Vec::new();
+        let mut found = false;
+        for w in items.iter_mut() {
+            let Value::Table(w) = w else { continue };
+            let n = match w.get("name") {
+                Some(Value::String(n)) => n.clone(),
+                _ => default_name(w),
+            };
+            if n == name {
+                for (k, v) in keys {
+                    w.insert(k.clone(), v.clone());
+                }
+                found = true;
+            }
+            names.push(n);
+        }
+        if !found {
+            return Err(r.err(
+                place,
+                format!("a workload of the file ({})", names.join(", ")),
+                format!("`{name}`"),
+            ));
+        }
+        let mut e = Experiment::from_table(t, &self.file, &self.dir).map_err(|e| InputError {
+            place: format!("{place} ({})", e.place),
+            ..e
+        })?;
+        e.name = self.name.clone();
+        e.platform = self.platform.clone();
+        e.platform_from_file = self.platform_from_file;
+        e.duration_ns = self.duration_ns;
+        e.seeds = self.seeds.clone();
+        e.settings = self.settings.clone();
+        Ok(e)
     }
 
     /// Run on another platform than the file's (`--platform`).

@@ -13,10 +13,13 @@
 //! tie_pct = 5          # changes within ±tie_pct % count as "no change"
 //! magnitude = true     # claim: every row's change is within 25 % of the seed's
 //! quick = { duration = "1s", runs = 2 }       # the test tier's size
+//! # quick.rows = ["…"]  # the rows the test tier runs (with their reference rows)
+//! # quick.workload.fio = { args = { runtime = 1 } } # workload keys it replaces (after a row's)
 //!
 //! [[reproduce.row]]
 //! label = "v6.1, rate_limit_us=2000, boost"
 //! set = { cpufreq.rate_limit_us = 2000 }      # switches on top of the experiment's
+//! workload.fio = { args = { service-time = 90 } } # keys of a [[workload]] (by name) replaced
 //! seed = [3918, 4021, 4043, 4081, 4085]       # the seed's values (Hmean/Amean taken)
 //! ref = "…"            # the row this one is compared with (default: the first row)
 //! differs = "why"      # a known difference: reported, not counted as a match
@@ -26,10 +29,13 @@
 //! is its mean relative to its reference row's; the direction matches when ours and the
 //! seed's are both up, both down or both within ±`tie_pct` %; the magnitude matches when
 //! our ratio to the reference is within 25 % of the seed's.
+//!
+//! `metric` is a metric of `compare` or `task.<thread>.runtime_ms`, the CPU time of one thread.
 
 use crate::error::InputError;
 use crate::experiment::{run_sides, Experiment};
-use crate::report::compare::{mean, samples, variance, MeanKind};
+use crate::report::compare::{mean, samples, variance, MeanKind, Sample};
+use crate::report::Results;
 use crate::Error;
 use serde::Serialize;
 use std::fmt::Write;
@@ -46,6 +52,8 @@ pub struct Row {
     pub label: String,
     /// KEY=VALUE switches on top of the experiment's.
     pub sets: Vec<String>,
+    /// Workload keys replaced: (workload name, its keys).
+    pub workloads: Vec<(String, toml::Table)>,
     /// The seed's values for this row.
     pub seed_values: Vec<f64>,
     /// Index of the row this one is compared with.
@@ -67,6 +75,10 @@ pub struct Reproduction {
     pub claims_magnitude: bool,
     pub quick_duration_ns: Option<u64>,
     pub quick_runs: Option<u64>,
+    /// The rows the quick size runs (indices; their reference rows too). Empty: all.
+    pub quick_rows: Vec<usize>,
+    /// Workload keys the quick size replaces in every row (after the row's own).
+    pub quick_workloads: Vec<(String, toml::Table)>,
     pub rows: Vec<Row>,
 }
 
@@ -197,6 +209,8 @@ impl Reproduction {
                 .ok_or_else(|| err(&file, "reproduce.tie_pct", "a percentage", "another value"))?,
         };
         let (mut quick_duration_ns, mut quick_runs) = (None, None);
+        let mut quick_labels: Vec<(usize, String)> = Vec::new();
+        let mut quick_workloads = Vec::new();
         match t.get("quick") {
             None => {}
             Some(Value::Table(q)) => {
@@ -214,6 +228,43 @@ impl Reproduction {
                         &file,
                         "reproduce.quick.duration",
                     )?);
+                }
+                if let Some(k) = q
+                    .keys()
+                    .find(|k| !["duration", "runs", "rows", "workload"].contains(&k.as_str()))
+                {
+                    return Err(err(
+                        &file,
+                        &format!("reproduce.quick.{k}"),
+                        "one of duration, runs, rows, workload",
+                        format!("unknown key `{k}`"),
+                    ));
+                }
+                quick_workloads =
+                    workload_keys(&file, "reproduce.quick.workload", q.get("workload"))?;
+                match q.get("rows") {
+                    None => {}
+                    Some(Value::Array(a)) => {
+                        for (i, l) in a.iter().enumerate() {
+                            let Value::String(l) = l else {
+                                return Err(err(
+                                    &file,
+                                    &format!("reproduce.quick.rows[{i}]"),
+                                    "a row label",
+                                    "another type",
+                                ));
+                            };
+                            quick_labels.push((i, l.clone()));
+                        }
+                    }
+                    Some(_) => {
+                        return Err(err(
+                            &file,
+                            "reproduce.quick.rows",
+                            "an array of row labels",
+                            "another type",
+                        ))
+                    }
                 }
                 if let Some(r) = q.get("runs") {
                     quick_runs = Some(match r {
@@ -257,7 +308,7 @@ impl Reproduction {
             let Value::Table(r) = item else {
                 return Err(err(&file, &base, "a table", "another type"));
             };
-            const ROW_KEYS: &[&str] = &["label", "set", "seed", "ref", "differs"];
+            const ROW_KEYS: &[&str] = &["label", "set", "workload", "seed", "ref", "differs"];
             if let Some(k) = r.keys().find(|k| !ROW_KEYS.contains(&k.as_str())) {
                 return Err(err(
                     &file,
@@ -293,6 +344,7 @@ impl Reproduction {
                     ))
                 }
             }
+            let workloads = workload_keys(&file, &format!("{base}.workload"), r.get("workload"))?;
             let seed_values = match r.get("seed") {
                 None => Vec::new(),
                 Some(v) => match v {
@@ -343,11 +395,29 @@ impl Reproduction {
             rows.push(Row {
                 label: labels[i].clone(),
                 sets,
+                workloads,
                 seed_values,
                 reference,
                 differs,
             });
         }
+        let mut quick_rows = Vec::new();
+        for (i, l) in quick_labels {
+            let r = labels.iter().position(|x| *x == l).ok_or_else(|| {
+                err(
+                    &file,
+                    &format!("reproduce.quick.rows[{i}]"),
+                    "the label of a row",
+                    format!("`{l}`"),
+                )
+            })?;
+            for x in [r, rows[r].reference] {
+                if !quick_rows.contains(&x) {
+                    quick_rows.push(x);
+                }
+            }
+        }
+        quick_rows.sort_unstable();
         let repro = Reproduction {
             seed_file: string("seed")?,
             message: string("message")?,
@@ -358,18 +428,41 @@ impl Reproduction {
             tie_pct,
             quick_duration_ns,
             quick_runs,
+            quick_rows,
+            quick_workloads,
             rows,
             experiment,
         };
         // Every row's switches must be valid now, not when it runs; errors name the row.
         for (i, row) in repro.rows.iter().enumerate() {
-            let mut side = repro.experiment.clone();
+            let mut side = repro.side(&repro.experiment, row, &format!("reproduce.row[{i}]"))?;
+            if repro.quick_rows.is_empty() || repro.quick_rows.contains(&i) {
+                repro.quick_side(&side, "reproduce.quick")?;
+            }
             for s in &row.sets {
                 let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k);
                 side.set(s, &format!("reproduce.row[{i}].set.{key}"))?;
             }
         }
         Ok(repro)
+    }
+
+    /// `side` with the quick size's workload keys replaced.
+    fn quick_side(&self, side: &Experiment, place: &str) -> Result<Experiment, InputError> {
+        let mut side = side.clone();
+        for (name, keys) in &self.quick_workloads {
+            side = side.with_workload(name, keys, &format!("{place}.workload.{name}"))?;
+        }
+        Ok(side)
+    }
+
+    /// `base` with a row's workload keys replaced.
+    fn side(&self, base: &Experiment, row: &Row, place: &str) -> Result<Experiment, InputError> {
+        let mut side = base.clone();
+        for (name, keys) in &row.workloads {
+            side = side.with_workload(name, keys, &format!("{place}.workload.{name}"))?;
+        }
+        Ok(side)
     }
 
     /// Run every row over the experiment's seeds (or the quick size) and compare.
@@ -385,11 +478,25 @@ impl Reproduction {
                 seeds = (0..n).collect();
             }
         }
-        let sides: Vec<Experiment> = self
-            .rows
+        let rows: Vec<&Row> = if quick && !self.quick_rows.is_empty() {
+            self.quick_rows.iter().map(|&i| &self.rows[i]).collect()
+        } else {
+            self.rows.iter().collect()
+        };
+        // A row's reference, as an index into `rows`.
+        let reference = |row: &Row| {
+            let label = &self.rows[row.reference].label;
+            rows.iter()
+                .position(|r| r.label == *label)
+                .expect("a quick row's reference runs too")
+        };
+        let sides: Vec<Experiment> = rows
             .iter()
             .map(|row| {
-                let mut side = base.clone();
+                let mut side = self.side(&base, row, "reproduce")?;
+                if quick {
+                    side = self.quick_side(&side, "reproduce.quick")?;
+                }
                 for s in &row.sets {
                     side.set(s, "reproduce")?;
                 }
@@ -399,21 +506,18 @@ impl Reproduction {
             .collect::<Result<_, InputError>>()?;
         let results = run_sides(&sides, &seeds)?;
         let mut values: Vec<(MeanKind, Vec<f64>)> = Vec::new();
-        for (row, runs) in self.rows.iter().zip(&results) {
+        for (row, runs) in rows.iter().zip(&results) {
             let mut kind = MeanKind::Amean;
             let mut xs = Vec::new();
             for r in runs {
-                let s = samples(r)
-                    .into_iter()
-                    .find(|s| s.name == self.metric)
-                    .ok_or_else(|| {
-                        InputError::new(
-                            &self.experiment.file,
-                            "reproduce.metric",
-                            "a metric the runs report",
-                            format!("no `{}` in row `{}`", self.metric, row.label),
-                        )
-                    })?;
+                let s = metric(r, &self.metric).ok_or_else(|| {
+                    InputError::new(
+                        &self.experiment.file,
+                        "reproduce.metric",
+                        "a metric the runs report",
+                        format!("no `{}` in row `{}`", self.metric, row.label),
+                    )
+                })?;
                 kind = s.kind;
                 xs.push(s.value);
             }
@@ -424,8 +528,7 @@ impl Reproduction {
             .map(|(k, xs)| (mean(*k, xs), stddev(xs)))
             .collect();
         let kind = values.first().map_or(MeanKind::Amean, |v| v.0);
-        let seed: Vec<Option<f64>> = self
-            .rows
+        let seed: Vec<Option<f64>> = rows
             .iter()
             .map(|r| (!r.seed_values.is_empty()).then(|| mean(kind, &r.seed_values)))
             .collect();
@@ -447,12 +550,11 @@ impl Reproduction {
                 0
             }
         };
-        let rows = self
-            .rows
+        let outcomes = rows
             .iter()
             .enumerate()
             .map(|(i, row)| {
-                let r = row.reference;
+                let r = reference(row);
                 let is_ref = r == i;
                 let ours_pct = (!is_ref).then(|| pct(ours[i].0, ours[r].0));
                 let seed_pct = match (is_ref, seed[i], seed[r]) {
@@ -475,7 +577,7 @@ impl Reproduction {
                     ours: ours[i].0,
                     ours_stddev: ours[i].1,
                     seed: seed[i],
-                    reference: self.rows[r].label.clone(),
+                    reference: rows[r].label.clone(),
                     ours_pct,
                     seed_pct,
                     direction_ok,
@@ -492,11 +594,60 @@ impl Reproduction {
             seed_metric: self.seed_metric.clone(),
             runs: seeds.len(),
             duration_ns: base.duration_ns,
-            rows,
+            rows: outcomes,
             claims_magnitude: self.claims_magnitude,
             wall_ms: started.elapsed().as_millis() as u64,
         })
     }
+}
+
+/// A metric of `compare`, or `task.<thread>.runtime_ms`.
+fn metric(r: &Results, name: &str) -> Option<Sample> {
+    if let Some(thread) = name
+        .strip_prefix("task.")
+        .and_then(|t| t.strip_suffix(".runtime_ms"))
+    {
+        return r.tasks.iter().find(|t| t.name == thread).map(|t| Sample {
+            name: name.to_string(),
+            kind: MeanKind::Amean,
+            value: t.runtime_ns as f64 / 1e6,
+        });
+    }
+    samples(r).into_iter().find(|s| s.name == name)
+}
+
+/// `workload = { <name> = { <workload key> = … } }` of a row or of `quick`.
+fn workload_keys(
+    file: &str,
+    place: &str,
+    v: Option<&Value>,
+) -> Result<Vec<(String, toml::Table)>, InputError> {
+    let mut out = Vec::new();
+    match v {
+        None => {}
+        Some(Value::Table(w)) => {
+            for (name, keys) in w {
+                let Value::Table(keys) = keys else {
+                    return Err(err(
+                        file,
+                        &format!("{place}.{name}"),
+                        "a table of workload keys",
+                        "another type",
+                    ));
+                };
+                out.push((name.clone(), keys.clone()));
+            }
+        }
+        Some(_) => {
+            return Err(err(
+                file,
+                place,
+                "a table: workload name → its keys",
+                "another type",
+            ))
+        }
+    }
+    Ok(out)
 }
 
 fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, String)>) {

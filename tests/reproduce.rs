@@ -21,6 +21,7 @@ fn every_reproduction_runs_and_matches_the_seeds_direction() {
     for seed in [
         "000_4ca246fac171556c.txt",
         "001_af70cf7c1b0b92fd.txt",
+        "002_0a3bed7cc2a13025.txt",
         "003_5097063a106228c6.txt",
         "004_31cebf75612e9cd8.txt",
     ] {
@@ -133,6 +134,24 @@ fn a_bad_reproduction_table_is_an_input_error() {
             "[[reproduce.row]]\nlabel = \"a\"\nseed = \"many\"\n[[reproduce.row]]\nlabel = \"b\"\n",
             "reproduce.row[0].seed",
             "positive number",
+        ),
+        (
+            "[[reproduce.row]]\nlabel = \"a\"\nworkload.fio = { latency_nice = 1 }\n\
+             [[reproduce.row]]\nlabel = \"b\"\n",
+            "reproduce.row[0].workload.fio",
+            "`fio`",
+        ),
+        (
+            "[[reproduce.row]]\nlabel = \"a\"\nworkload.pipe = { latency_nice = 40 }\n\
+             [[reproduce.row]]\nlabel = \"b\"\n",
+            "reproduce.row[0].workload.pipe (workload[0].latency_nice)",
+            "40",
+        ),
+        (
+            "quick = { rows = [\"c\"] }\n[[reproduce.row]]\nlabel = \"a\"\n\
+             [[reproduce.row]]\nlabel = \"b\"\n",
+            "reproduce.quick.rows[0]",
+            "`c`",
         ),
     ];
     for (rows, place, found) in cases {
