@@ -123,7 +123,11 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 /// Dotted TOML keys (`cpufreq.rate_limit_us = 2000`, `[set.cgroup."/bg"]`) → `(KEY, value)`.
-fn flatten<'a>(prefix: &str, table: &'a toml::Table, out: &mut Vec<(String, &'a Value)>) {
+pub(crate) fn flatten<'a>(
+    prefix: &str,
+    table: &'a toml::Table,
+    out: &mut Vec<(String, &'a Value)>,
+) {
     for (k, v) in table {
         let key = if prefix.is_empty() {
             k.clone()

@@ -33,7 +33,7 @@
 //! `metric` is a metric of `compare` or `task.<thread>.runtime_ms`, the CPU time of one thread.
 
 use crate::error::InputError;
-use crate::experiment::{run_sides, Experiment};
+use crate::experiment::{flatten, run_sides, Experiment};
 use crate::report::compare::{mean, samples, variance, MeanKind, Sample};
 use crate::report::Results;
 use crate::Error;
@@ -332,6 +332,11 @@ impl Reproduction {
                     let mut flat = Vec::new();
                     flatten("", s, &mut flat);
                     for (k, v) in flat {
+                        // A TOML string is the switch's value as written, without quotes.
+                        let v = match v {
+                            Value::String(s) => s.clone(),
+                            v => v.to_string(),
+                        };
                         sets.push(format!("{k}={v}"));
                     }
                 }
@@ -648,21 +653,6 @@ fn workload_keys(
         }
     }
     Ok(out)
-}
-
-fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, String)>) {
-    for (k, v) in t {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match v {
-            Value::Table(t) => flatten(&key, t, out),
-            Value::String(s) => out.push((key, s.clone())),
-            v => out.push((key, v.to_string())),
-        }
-    }
 }
 
 fn stddev(xs: &[f64]) -> f64 {

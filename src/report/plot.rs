@@ -188,12 +188,7 @@ impl PlotRecorder {
                     PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
                 });
         }
-        chart
-            .configure_series_labels()
-            .label_font(("sans-serif", 16))
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart, None)?;
         root.present()?;
         Ok(())
     }
@@ -250,12 +245,7 @@ impl PlotRecorder {
                 color.stroke_width(1),
             ))?;
         }
-        chart
-            .configure_series_labels()
-            .label_font(("sans-serif", 16))
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart, None)?;
         root.present()?;
         Ok(())
     }
@@ -328,13 +318,7 @@ impl PlotRecorder {
                 .label(name)
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], c.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font(("sans-serif", 16))
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart, Some(SeriesLabelPosition::UpperRight))?;
         root.present()?;
         Ok(())
     }
@@ -398,13 +382,7 @@ impl PlotRecorder {
                     PathElement::new([(x, y), (x + 20, y)], color.stroke_width(width))
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font(("sans-serif", 16))
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart, Some(SeriesLabelPosition::LowerRight))?;
         root.present()?;
         Ok(())
     }
@@ -599,6 +577,27 @@ fn unit_of(metric: &str) -> String {
         "count"
     };
     format!("{leaf} ({unit})")
+}
+
+/// The legend every plot draws: readable font, translucent white box with a border, at
+/// `position` (plotters' default place when None).
+fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: Option<SeriesLabelPosition>,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
+    let mut legend = chart.configure_series_labels();
+    if let Some(p) = position {
+        legend.position(p);
+    }
+    legend
+        .label_font(("sans-serif", 16))
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
 }
 
 #[cfg(test)]
