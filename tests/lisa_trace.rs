@@ -92,15 +92,7 @@ fn lisa_reads_the_trace_and_agrees_with_the_results() {
     assert_eq!(counts["cpu_frequency"], lines("cpu_frequency"));
     assert!(counts["cpu_idle"].as_u64().unwrap() > 0);
     // The load-tracking events in LISA's kernel-module formats parse, row for row.
-    for ev in [
-        "sched_pelt_se",
-        "sched_pelt_cfs",
-        "sched_util_est_se",
-        "sched_util_est_cfs",
-        "sched_cpu_capacity",
-        "uclamp_util_se",
-        "uclamp_util_cfs",
-    ] {
+    for &ev in schedlab::trace::EventSelection::NAMES {
         assert!(counts[ev].as_u64().unwrap() > 0, "{ev}: no rows");
         assert_eq!(counts[ev], lines(ev), "{ev}: LISA dropped rows");
     }

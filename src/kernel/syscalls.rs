@@ -8,7 +8,7 @@ use super::core::{dl_entity, split_priority, task_ref, AdminRecord, Event, Kerne
 use super::fair::{LoadWeight, QueueFlags};
 use super::futex::Outcome;
 use super::pipe::SendOutcome;
-use super::sched::{Activity, Class, TaskId, TaskState};
+use super::sched::{Activity, Class, Task, TaskId, TaskState};
 use super::uclamp::{
     apply_setattr_uclamp, setattr_syscall_checks, sync_rt_default, validate_setattr, Errno,
     SchedAttr, SetattrConfig, SetattrTask, SCHED_ATTR_SIZE_VER1, SCHED_ATTR_SIZE_VER2, SCHED_BATCH,
@@ -322,12 +322,8 @@ impl Kernel {
         let task = &self.tasks[t];
         let checked =
             setattr_syscall_checks(task.pid as i32, 0, &attr, config).and_then(|mut attr| {
-                // SCHED_FLAG_KEEP_PARAMS: the task's own parameters (get_params()).
-                attr.nice = task.nice;
-                attr.priority = task.rt_priority;
-                attr.runtime = task.dl.dl_runtime;
-                attr.deadline = task.dl.dl_deadline;
-                attr.period = task.dl.dl_period;
+                // SCHED_FLAG_KEEP_PARAMS (part of KEEP_ALL).
+                get_params(task, &mut attr);
                 let target = SetattrTask {
                     policy: policy_number(task.policy),
                     reset_on_fork: false,
@@ -413,11 +409,7 @@ impl Kernel {
         let t = self.task_by_pid(pid).ok_or(Errno::ESRCH)?;
         let task = &self.tasks[t];
         if a.flags & SCHED_FLAG_KEEP_PARAMS != 0 {
-            a.nice = task.nice;
-            a.priority = task.rt_priority;
-            a.runtime = task.dl.dl_runtime;
-            a.deadline = task.dl.dl_deadline;
-            a.period = task.dl.dl_period;
+            get_params(task, &mut a);
         }
         let target = SetattrTask {
             policy: policy_number(task.policy),
@@ -713,4 +705,14 @@ fn policy_number(p: Policy) -> i32 {
         Policy::Idle => SCHED_IDLE,
         Policy::Deadline => SCHED_DEADLINE,
     }
+}
+
+/// `get_params()`: SCHED_FLAG_KEEP_PARAMS keeps the task's own nice, priority and DL
+/// parameters (or custom slice).
+fn get_params(task: &Task, attr: &mut SchedAttr) {
+    attr.nice = task.nice;
+    attr.priority = task.rt_priority;
+    attr.runtime = task.dl.dl_runtime;
+    attr.deadline = task.dl.dl_deadline;
+    attr.period = task.dl.dl_period;
 }
