@@ -1,0 +1,188 @@
+//! The `global` object and the `channels` extension in it.
+
+use super::*;
+
+pub(super) const GLOBAL_KEYS: &[&str] = &[
+    "duration",
+    "calibration",
+    "default_policy",
+    "pi_enabled",
+    "lock_pages",
+    "logdir",
+    "log_basename",
+    "log_size",
+    "ftrace",
+    "gnuplot",
+    "io_device",
+    "mem_buffer_size",
+    "cumulative_slack",
+    "io_service_us",
+    "mem_bytes_per_us",
+    "mem_chase_ns_per_hop",
+    "generator",
+    "fork_limit",
+    "channels",
+];
+
+impl Parser<'_> {
+    pub(super) fn parse_global(&mut self, g: &Value) -> Result<(), InputError> {
+        let Value::Object(m) = g else {
+            return Err(self.err("global", "an object", g.describe()));
+        };
+        let p = self.properties(
+            m,
+            "global",
+            GLOBAL_KEYS,
+            "a global key (duration, calibration, default_policy, …)",
+        )?;
+        for (&k, &v) in &p {
+            let place = format!("global.{k}");
+            match k {
+                "duration" => {
+                    let s = self.int_in(v, &place, i64::MIN, INT_MAX, "a duration in seconds")?;
+                    self.global.duration_ns = (s > 0).then(|| s as u64 * 1_000_000_000);
+                }
+                "calibration" => self.global.calibration = self.calibration(v, &place)?,
+                "default_policy" => self.global.default_policy = self.policy(v, &place)?,
+                "pi_enabled" => self.global.pi_enabled = self.boolean(v, &place)?,
+                "cumulative_slack" => self.global.cumulative_slack = self.boolean(v, &place)?,
+                "log_basename" => self.global.log_basename = self.string(v, &place)?.to_string(),
+                "lock_pages" | "gnuplot" => {
+                    self.boolean(v, &place)?;
+                }
+                "logdir" | "io_device" => {
+                    self.string(v, &place)?;
+                }
+                "log_size" => {
+                    if !matches!(v, Value::Int(_) | Value::Str(_)) {
+                        return Err(self.err(
+                            &place,
+                            "a size in MB or \"file\", \"disable\" or \"auto\"",
+                            v.describe(),
+                        ));
+                    }
+                }
+                "ftrace" => {
+                    if !matches!(v, Value::Bool(_) | Value::Str(_)) {
+                        return Err(self.err(&place, "a list of ftrace categories", v.describe()));
+                    }
+                }
+                "mem_buffer_size" => {
+                    self.int_in(v, &place, 1, INT_MAX, "a buffer size in bytes")?;
+                }
+                "generator" => {
+                    let name = self.string(v, &place)?;
+                    let g = Generator::parse(name).ok_or_else(|| {
+                        self.err(
+                            &place,
+                            format!("one of {}", Generator::NAMES.join(", ")),
+                            quote(name),
+                        )
+                    })?;
+                    self.global.generator = Some(g);
+                }
+                "fork_limit" => {
+                    self.global.fork_limit = self.int_in(
+                        v,
+                        &place,
+                        0,
+                        u32::MAX as i64,
+                        "a number of forks (0: no limit)",
+                    )? as u32;
+                }
+                "io_service_us" => {
+                    self.global.io_service_ns =
+                        self.int_in(v, &place, 0, INT_MAX, "a service time in µs")? as u64 * 1000;
+                }
+                "mem_bytes_per_us" => {
+                    self.global.mem_bytes_per_us =
+                        self.int_in(v, &place, 1, INT_MAX, "a rate in bytes per µs")? as u64;
+                }
+                "mem_chase_ns_per_hop" => {
+                    self.global.mem_chase_ns_per_hop =
+                        self.int_in(v, &place, 0, INT_MAX, "a time in ns")? as u64;
+                }
+                "channels" => self.parse_channels(v, &place)?,
+                _ => unreachable!("properties() admits only GLOBAL_KEYS"),
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn calibration(&self, v: &Value, place: &str) -> Result<Calibration, InputError> {
+        const EXPECTED: &str = "\"CPUn\" or an integer number of ns per loop";
+        match v {
+            // rt-app calibrates CPU0 when the number is 0.
+            Value::Int(0) => Ok(Calibration::Cpu(0)),
+            Value::Int(n) if (1..=INT_MAX).contains(n) => Ok(Calibration::LoopNs(*n as u64)),
+            Value::Str(s) => s
+                .strip_prefix("CPU")
+                .filter(|d| !d.is_empty() && d.len() <= 6 && d.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|d| d.parse().ok())
+                .map(Calibration::Cpu)
+                .ok_or_else(|| self.err(place, EXPECTED, v.describe())),
+            _ => Err(self.err(place, EXPECTED, v.describe())),
+        }
+    }
+
+    /// `global.channels`: `{"name": {"kind": K, "capacity": bytes}}`.
+    pub(super) fn parse_channels(&mut self, v: &Value, place: &str) -> Result<(), InputError> {
+        let Value::Object(m) = v else {
+            return Err(self.err(
+                place,
+                "an object of channels {\"name\": {\"kind\", \"capacity\"}}",
+                v.describe(),
+            ));
+        };
+        for (name, cv, _) in m {
+            let cplace = join(place, name);
+            if self.channels.index.contains_key(&(USER, name.clone())) {
+                return Err(self.err(
+                    &cplace,
+                    "each channel once",
+                    format!("a second {}", quote(name)),
+                ));
+            }
+            let p = self.object(
+                cv,
+                &cplace,
+                &["kind", "capacity"],
+                "{\"kind\": pipe|unix|tcp|udp|futex, \"capacity\": bytes}",
+            )?;
+            let kind = match p.get("kind") {
+                Some(k) => {
+                    let kplace = join(&cplace, "kind");
+                    let s = self.string(k, &kplace)?;
+                    ChannelKind::parse(s).ok_or_else(|| {
+                        self.err(
+                            &kplace,
+                            format!("one of {}", ChannelKind::NAMES.join(", ")),
+                            quote(s),
+                        )
+                    })?
+                }
+                None => ChannelKind::Pipe,
+            };
+            // A channel that blocks its writers must hold at least one byte.
+            let min = u64::from(!kind.drops_when_full());
+            let capacity = match p.get("capacity") {
+                Some(c) => self.int_in(
+                    c,
+                    &join(&cplace, "capacity"),
+                    min as i64,
+                    INT_MAX,
+                    if min == 1 {
+                        "a capacity in bytes (at least 1)"
+                    } else {
+                        "a capacity in bytes"
+                    },
+                )? as u64,
+                None => DEFAULT_CHANNEL_CAPACITY,
+            };
+            let chan = self.channel(name);
+            self.channel_specs[chan].kind = kind;
+            self.channel_specs[chan].capacity = capacity;
+        }
+        Ok(())
+    }
+}

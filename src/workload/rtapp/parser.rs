@@ -1,0 +1,233 @@
+//! The parser's state and the typed readers every part of the grammar uses.
+
+use super::*;
+
+pub(super) type Members = [(String, Value, json::Pos)];
+
+pub(super) struct Parser<'a> {
+    pub(super) file: &'a str,
+    pub(super) global: Global,
+    pub(super) task_index: HashMap<String, usize>,
+    pub(super) task_instances: Vec<u32>,
+    pub(super) mutexes: Table,
+    pub(super) conds: Table,
+    pub(super) barriers: Table,
+    pub(super) barrier_participants: Vec<u32>,
+    /// (barrier, task, place) of each use, to refuse uses in forked tasks.
+    pub(super) barrier_uses: Vec<(usize, usize, String)>,
+    pub(super) timers: Table,
+    pub(super) timer_specs: Vec<TimerSpec>,
+    pub(super) sems: Table,
+    pub(super) sem_specs: Vec<SemSpec>,
+    pub(super) taskgroups: Table,
+    /// Conditions something waits on, mutexes something locks, semaphores something posts.
+    pub(super) cond_waited: HashSet<usize>,
+    pub(super) mutex_locked: HashSet<usize>,
+    pub(super) sem_posted: HashSet<usize>,
+    pub(super) forked: HashSet<usize>,
+    pub(super) deferred: Vec<Deferred>,
+    pub(super) channels: Table,
+    pub(super) channel_specs: Vec<ChannelSpec>,
+    /// Channels something sends to, and receives from.
+    pub(super) chan_sent: HashSet<usize>,
+    pub(super) chan_received: HashSet<usize>,
+}
+
+impl<'a> Parser<'a> {
+    pub(super) fn new(file: &'a str) -> Self {
+        Parser {
+            file,
+            global: Global {
+                duration_ns: None,
+                calibration: Calibration::None,
+                default_policy: Policy::Other,
+                pi_enabled: false,
+                cumulative_slack: false,
+                log_basename: "rt-app".to_string(),
+                io_service_ns: DEFAULT_IO_SERVICE_US * 1000,
+                mem_bytes_per_us: DEFAULT_MEM_BYTES_PER_US,
+                mem_chase_ns_per_hop: DEFAULT_MEM_CHASE_NS_PER_HOP,
+                generator: None,
+                fork_limit: FORKS_LIMIT,
+            },
+            task_index: HashMap::new(),
+            task_instances: Vec::new(),
+            mutexes: Table::default(),
+            conds: Table::default(),
+            barriers: Table::default(),
+            barrier_participants: Vec::new(),
+            barrier_uses: Vec::new(),
+            timers: Table::default(),
+            timer_specs: Vec::new(),
+            sems: Table::default(),
+            sem_specs: Vec::new(),
+            taskgroups: Table::default(),
+            cond_waited: HashSet::new(),
+            mutex_locked: HashSet::new(),
+            sem_posted: HashSet::new(),
+            forked: HashSet::new(),
+            deferred: Vec::new(),
+            channels: Table::default(),
+            channel_specs: Vec::new(),
+            chan_sent: HashSet::new(),
+            chan_received: HashSet::new(),
+        }
+    }
+
+    pub(super) fn err(
+        &self,
+        place: &str,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> InputError {
+        InputError::new(self.file, place, expected, found)
+    }
+
+    pub(super) fn workload(mut self, root: &Value) -> Result<Workload, InputError> {
+        let Value::Object(top) = root else {
+            return Err(self.err("top level", "a JSON object", root.describe()));
+        };
+        let top = self.properties(
+            top,
+            "",
+            &["tasks", "global", "resources"],
+            "a top-level key: tasks, global or resources",
+        )?;
+        if let Some(g) = top.get("global") {
+            self.parse_global(g)?;
+        }
+        let Some(tasks) = top.get("tasks") else {
+            return Err(self.err("top level", "a \"tasks\" object", "none"));
+        };
+        let Value::Object(tasks) = tasks else {
+            return Err(self.err("tasks", "an object of tasks", tasks.describe()));
+        };
+        if tasks.is_empty() {
+            return Err(self.err("tasks", "at least one task", "an empty object"));
+        }
+        // First pass: names and instance counts, which fork, resume and barrier need before
+        // the task that defines them has been read.
+        let mut objects = Vec::with_capacity(tasks.len());
+        for (name, v, _) in tasks {
+            let place = format!("tasks.{name}");
+            if self.task_index.contains_key(name.as_str()) {
+                return Err(self.err(
+                    &place,
+                    "each task name once",
+                    format!("a second {}", quote(name)),
+                ));
+            }
+            let Value::Object(m) = v else {
+                return Err(self.err(&place, "a task object", v.describe()));
+            };
+            let instances = match m.iter().rev().find(|(k, _, _)| k == "instance") {
+                Some((_, v, _)) => self.int_in(
+                    v,
+                    &format!("{place}.instance"),
+                    0,
+                    INT_MAX,
+                    "a number of threads",
+                )? as u32,
+                None => 1,
+            };
+            self.task_index
+                .insert(name.clone(), self.task_instances.len());
+            self.task_instances.push(instances);
+            objects.push((name, m));
+        }
+        let mut specs = Vec::with_capacity(objects.len());
+        for (t, (name, m)) in objects.into_iter().enumerate() {
+            specs.push(self.task(t, name, m)?);
+        }
+        self.finish(specs)
+    }
+
+    /// Splits an object's known keys into a map, refusing unknown and repeated ones.
+    pub(super) fn properties<'v>(
+        &self,
+        m: impl IntoIterator<Item = &'v (String, Value, json::Pos)>,
+        base: &str,
+        allowed: &[&str],
+        expected: &str,
+    ) -> Result<HashMap<&'v str, &'v Value>, InputError> {
+        let mut map = HashMap::new();
+        for (k, v, _) in m {
+            let place = join(base, k);
+            if !allowed.contains(&k.as_str()) {
+                return Err(self.err(&place, expected, format!("unknown key {}", quote(k))));
+            }
+            if map.insert(k.as_str(), v).is_some() {
+                return Err(self.err(
+                    &place,
+                    "each property once",
+                    format!("a second {}", quote(k)),
+                ));
+            }
+        }
+        Ok(map)
+    }
+
+    /// The members of an event's object value, refusing unknown and repeated keys.
+    pub(super) fn object<'v>(
+        &self,
+        v: &'v Value,
+        place: &str,
+        allowed: &[&str],
+        shape: &str,
+    ) -> Result<HashMap<&'v str, &'v Value>, InputError> {
+        let Value::Object(m) = v else {
+            return Err(self.err(place, format!("an object {shape}"), v.describe()));
+        };
+        self.properties(
+            m,
+            place,
+            allowed,
+            &format!("one of the keys {}", allowed.join(", ")),
+        )
+    }
+
+    pub(super) fn int_in(
+        &self,
+        v: &Value,
+        place: &str,
+        lo: i64,
+        hi: i64,
+        what: &str,
+    ) -> Result<i64, InputError> {
+        match v {
+            Value::Int(i) if (lo..=hi).contains(i) => Ok(*i),
+            Value::Int(_) => {
+                let range = match (lo, hi) {
+                    (i64::MIN, i64::MAX) => String::new(),
+                    (i64::MIN, hi) => format!(" (at most {hi})"),
+                    (lo, i64::MAX) => format!(" (at least {lo})"),
+                    (lo, hi) => format!(" (from {lo} to {hi})"),
+                };
+                Err(self.err(place, format!("{what}{range}"), v.describe()))
+            }
+            _ => Err(self.err(place, format!("{what} (an integer)"), v.describe())),
+        }
+    }
+
+    pub(super) fn boolean(&self, v: &Value, place: &str) -> Result<bool, InputError> {
+        match v {
+            Value::Bool(b) => Ok(*b),
+            _ => Err(self.err(place, "true or false", v.describe())),
+        }
+    }
+
+    pub(super) fn string<'v>(&self, v: &'v Value, place: &str) -> Result<&'v str, InputError> {
+        match v {
+            Value::Str(s) => Ok(s),
+            _ => Err(self.err(place, "a string", v.describe())),
+        }
+    }
+}
+
+pub(super) fn join(base: &str, key: &str) -> String {
+    if base.is_empty() {
+        key.to_string()
+    } else {
+        format!("{base}.{key}")
+    }
+}

@@ -1,0 +1,517 @@
+//! Task and phase objects: their properties and scheduling parameters.
+
+use super::*;
+
+pub(super) const TASK_KEYS: &[&str] = &[
+    "instance",
+    "loop",
+    "delay",
+    "phases",
+    "cpus",
+    "nodes_membind",
+    "policy",
+    "priority",
+    "dl-runtime",
+    "dl-period",
+    "dl-deadline",
+    "period",
+    "deadline",
+    "util_min",
+    "util_max",
+    "taskgroup",
+    "latency_nice",
+];
+pub(super) const PHASE_KEYS: &[&str] = &[
+    "loop",
+    "cpus",
+    "nodes_membind",
+    "policy",
+    "priority",
+    "dl-runtime",
+    "dl-period",
+    "dl-deadline",
+    "util_min",
+    "util_max",
+    "taskgroup",
+    "latency_nice",
+];
+
+/// The scheduling keys of one task or phase object, as written.
+#[derive(Default)]
+pub(super) struct SchedKeys {
+    pub(super) policy: Option<Policy>,
+    pub(super) priority: Option<i64>,
+    pub(super) dl_runtime: Option<u64>,
+    pub(super) dl_period: Option<u64>,
+    pub(super) dl_deadline: Option<u64>,
+    pub(super) util_min: Option<i32>,
+    pub(super) util_max: Option<i32>,
+}
+
+impl Parser<'_> {
+    pub(super) fn task(
+        &mut self,
+        t: usize,
+        name: &str,
+        m: &Members,
+    ) -> Result<TaskSpec, InputError> {
+        let base = format!("tasks.{name}");
+        let has_phases = m.iter().any(|(k, _, _)| k == "phases");
+        let events: Vec<_> = m
+            .iter()
+            .filter(|(k, _, _)| event_kind(k).is_some())
+            .collect();
+        if let (true, Some((k, _, _))) = (has_phases, events.first()) {
+            return Err(self.err(
+                &join(&base, k),
+                "events inside \"phases\" when the task has phases",
+                format!("event {}", quote(k)),
+            ));
+        }
+        // rt-app's legacy grammar also reads an exact task-level "runtime" as dl-runtime:
+        // the last one, which is the one json-c keeps.
+        let legacy_runtime = m.iter().rev().find(|(k, _, _)| k == "runtime");
+        let props = m
+            .iter()
+            .filter(|(k, _, _)| event_kind(k).is_none())
+            .chain(legacy_runtime);
+        let expected = format!(
+            "an event ({EVENT_LIST}) or a task property ({})",
+            TASK_KEYS.join(", ")
+        );
+        let mut keys = TASK_KEYS.to_vec();
+        keys.push("runtime");
+        let p = self.properties(props, &base, &keys, &expected)?;
+
+        let instances = self.task_instances[t];
+        let sched = self.sched_keys(&p, &base, true)?;
+        let policy = sched.policy.unwrap_or(self.global.default_policy);
+        let priority = match sched.priority {
+            Some(pr) => self.check_priority(policy, pr, &join(&base, "priority"))?,
+            None => default_priority(policy),
+        };
+        let dl_runtime = sched.dl_runtime.unwrap_or(0);
+        let dl_period = sched.dl_period.unwrap_or(dl_runtime);
+        let dl_deadline = sched.dl_deadline.unwrap_or(dl_period);
+        let params = SchedParams {
+            policy,
+            priority,
+            dl_runtime_ns: dl_runtime * 1000,
+            dl_deadline_ns: dl_deadline * 1000,
+            dl_period_ns: dl_period * 1000,
+        };
+        self.check_deadline(&params, &base)?;
+        let cpus = self.cpus(&p, &base)?;
+        let taskgroup = self.taskgroup(&p, &base)?;
+        let latency_nice = self.latency_nice(&p, &base)?;
+        let delay_ns = match p.get("delay") {
+            Some(v) => {
+                self.int_in(v, &join(&base, "delay"), 0, INT_MAX, "a delay in µs")? as u64 * 1000
+            }
+            None => 0,
+        };
+        let loop_value = match p.get("loop") {
+            Some(v) => Some(self.int_in(
+                v,
+                &join(&base, "loop"),
+                i64::MIN,
+                i64::MAX,
+                "a loop count (-1: forever)",
+            )?),
+            None => None,
+        };
+        if taskgroup.is_some() && !policy.is_fair() {
+            return Err(self.taskgroup_policy_error(&base, policy));
+        }
+
+        let (loop_count, phases) = if let Some(v) = p.get("phases") {
+            let place = join(&base, "phases");
+            let Value::Object(pm) = v else {
+                return Err(self.err(&place, "an object of phases", v.describe()));
+            };
+            if pm.is_empty() {
+                return Err(self.err(&place, "at least one phase", "an empty object"));
+            }
+            // The policy and task group in force as the phases are first entered, in file
+            // order, to resolve "same policy" and to check task groups as rt-app does.
+            let mut cur = params;
+            let mut cur_tg = taskgroup;
+            let mut phases = Vec::with_capacity(pm.len());
+            for (pname, pv, _) in pm {
+                let pplace = join(&place, pname);
+                let Value::Object(pmm) = pv else {
+                    return Err(self.err(&pplace, "a phase object", pv.describe()));
+                };
+                let phase = self.phase(t, name, pname, pmm, &pplace, &mut cur)?;
+                cur_tg = phase.taskgroup.or(cur_tg);
+                if cur_tg.is_some() && !cur.policy.is_fair() {
+                    return Err(self.taskgroup_policy_error(&pplace, cur.policy));
+                }
+                phases.push(phase);
+            }
+            (normalize_task_loop(loop_value.unwrap_or(-1)), phases)
+        } else {
+            if events.is_empty() {
+                return Err(self.err(&base, format!("at least one event ({EVENT_LIST})"), "none"));
+            }
+            let evs = self.events(t, name, &events, &base)?;
+            // Without "phases", "loop" is the phase's count and the task runs the phase once;
+            // without "loop" it runs it forever.
+            let (task_loop, phase_loop) = match loop_value {
+                Some(n) => (1, normalize_phase_loop(n)),
+                None => (-1, 1),
+            };
+            let phase = PhaseSpec {
+                name: name.to_string(),
+                loop_count: phase_loop,
+                events: evs,
+                cpus: None,
+                params: None,
+                util_min: None,
+                util_max: None,
+                taskgroup: None,
+                latency_nice: None,
+            };
+            (task_loop, vec![phase])
+        };
+
+        Ok(TaskSpec {
+            name: name.to_string(),
+            instances,
+            loop_count,
+            delay_ns,
+            params,
+            cpus,
+            util_min: sched.util_min,
+            util_max: sched.util_max,
+            taskgroup,
+            latency_nice,
+            phases,
+        })
+    }
+
+    pub(super) fn taskgroup_policy_error(&self, place: &str, policy: Policy) -> InputError {
+        self.err(
+            &join(place, "taskgroup"),
+            "a task group only with SCHED_OTHER, SCHED_BATCH or SCHED_IDLE",
+            format!("a task group with {}", policy.name()),
+        )
+    }
+
+    /// One phase object. `cur` is the scheduling state in force when it is first entered;
+    /// it is updated with what the phase sets.
+    pub(super) fn phase(
+        &mut self,
+        t: usize,
+        task_name: &str,
+        name: &str,
+        m: &Members,
+        base: &str,
+        cur: &mut SchedParams,
+    ) -> Result<PhaseSpec, InputError> {
+        let events: Vec<_> = m
+            .iter()
+            .filter(|(k, _, _)| event_kind(k).is_some())
+            .collect();
+        let props = m.iter().filter(|(k, _, _)| event_kind(k).is_none());
+        let expected = format!(
+            "an event ({EVENT_LIST}) or a phase property ({})",
+            PHASE_KEYS.join(", ")
+        );
+        let p = self.properties(props, base, PHASE_KEYS, &expected)?;
+        if events.is_empty() {
+            return Err(self.err(base, format!("at least one event ({EVENT_LIST})"), "none"));
+        }
+        let sched = self.sched_keys(&p, base, false)?;
+        let dl_given =
+            sched.dl_runtime.is_some() || sched.dl_period.is_some() || sched.dl_deadline.is_some();
+        let policy = sched.policy.unwrap_or(cur.policy);
+        // rt-app changes policy and priority only when the phase names one of them (or, for
+        // SCHED_DEADLINE, its parameters); otherwise the phase keeps what is in force.
+        let params = if sched.policy.is_some()
+            || sched.priority.is_some()
+            || (dl_given && policy == Policy::Deadline)
+        {
+            let priority = match (sched.priority, sched.policy) {
+                (Some(pr), _) => self.check_priority(policy, pr, &join(base, "priority"))?,
+                (None, Some(pol)) => default_priority(pol),
+                (None, None) => cur.priority,
+            };
+            // Runtime, period and deadline not given stay as they are while the policy
+            // stays (rt-app asks the kernel to keep them); a new policy starts from 0.
+            let old = if policy == cur.policy {
+                *cur
+            } else {
+                SchedParams {
+                    dl_runtime_ns: 0,
+                    dl_deadline_ns: 0,
+                    dl_period_ns: 0,
+                    ..*cur
+                }
+            };
+            let dl_runtime_ns = sched.dl_runtime.map_or(old.dl_runtime_ns, |us| us * 1000);
+            let dl_period_ns = match sched.dl_period {
+                Some(us) => us * 1000,
+                None if sched.dl_runtime.is_some() => dl_runtime_ns,
+                None => old.dl_period_ns,
+            };
+            let dl_deadline_ns = match sched.dl_deadline {
+                Some(us) => us * 1000,
+                None if sched.dl_runtime.is_some() || sched.dl_period.is_some() => dl_period_ns,
+                None => old.dl_deadline_ns,
+            };
+            let params = SchedParams {
+                policy,
+                priority,
+                dl_runtime_ns,
+                dl_deadline_ns,
+                dl_period_ns,
+            };
+            self.check_deadline(&params, base)?;
+            *cur = params;
+            Some(params)
+        } else {
+            None
+        };
+        let loop_count = match p.get("loop") {
+            Some(v) => normalize_phase_loop(self.int_in(
+                v,
+                &join(base, "loop"),
+                i64::MIN,
+                i64::MAX,
+                "a loop count (-1: forever)",
+            )?),
+            None => 1,
+        };
+        let events = self.events(t, task_name, &events, base)?;
+        Ok(PhaseSpec {
+            name: name.to_string(),
+            loop_count,
+            events,
+            cpus: self.cpus(&p, base)?,
+            params,
+            util_min: sched.util_min,
+            util_max: sched.util_max,
+            taskgroup: self.taskgroup(&p, base)?,
+            latency_nice: self.latency_nice(&p, base)?,
+        })
+    }
+
+    pub(super) fn sched_keys(
+        &self,
+        p: &HashMap<&str, &Value>,
+        base: &str,
+        task_level: bool,
+    ) -> Result<SchedKeys, InputError> {
+        let mut s = SchedKeys::default();
+        if let Some(v) = p.get("policy") {
+            s.policy = Some(self.policy(v, &join(base, "policy"))?);
+        }
+        if let Some(v) = p.get("priority") {
+            s.priority =
+                Some(self.int_in(v, &join(base, "priority"), i64::MIN, i64::MAX, "a priority")?);
+        }
+        let us = |key: &str| -> Result<Option<u64>, InputError> {
+            match p.get(key) {
+                Some(v) => Ok(Some(
+                    self.int_in(v, &join(base, key), 0, INT_MAX, "a time in µs")? as u64,
+                )),
+                None => Ok(None),
+            }
+        };
+        s.dl_runtime = us("dl-runtime")?;
+        s.dl_period = us("dl-period")?;
+        s.dl_deadline = us("dl-deadline")?;
+        if task_level {
+            // rt-app's legacy grammar, read only when the dl- key is absent.
+            s.dl_runtime = s.dl_runtime.or(us("runtime")?);
+            s.dl_period = s.dl_period.or(us("period")?);
+            s.dl_deadline = s.dl_deadline.or(us("deadline")?);
+        }
+        let clamp = |key: &str| -> Result<Option<i32>, InputError> {
+            match p.get(key) {
+                Some(v) => {
+                    let c = self.int_in(
+                        v,
+                        &join(base, key),
+                        -1,
+                        1024,
+                        "a utilization clamp, or -1 for unchanged",
+                    )?;
+                    Ok((c >= 0).then_some(c as i32))
+                }
+                None => Ok(None),
+            }
+        };
+        s.util_min = clamp("util_min")?;
+        s.util_max = clamp("util_max")?;
+        if let (Some(lo), Some(hi)) = (s.util_min, s.util_max) {
+            if lo > hi {
+                return Err(self.err(
+                    &join(base, "util_min"),
+                    format!("util_min at most util_max ({hi})"),
+                    lo.to_string(),
+                ));
+            }
+        }
+        Ok(s)
+    }
+
+    pub(super) fn check_priority(
+        &self,
+        policy: Policy,
+        priority: i64,
+        place: &str,
+    ) -> Result<i32, InputError> {
+        let (lo, hi, what) = match policy {
+            Policy::Fifo | Policy::Rr => (1, 99, "an RT priority from 1 to 99"),
+            Policy::Other | Policy::Batch | Policy::Idle => {
+                (-20, 19, "a nice value from -20 to 19")
+            }
+            // rt-app passes sched_priority 0 for SCHED_DEADLINE whatever is written.
+            Policy::Deadline => return Ok(0),
+        };
+        if (lo..=hi).contains(&priority) {
+            Ok(priority as i32)
+        } else {
+            Err(self.err(
+                place,
+                format!("{what} for {}", policy.name()),
+                priority.to_string(),
+            ))
+        }
+    }
+
+    pub(super) fn check_deadline(&self, p: &SchedParams, base: &str) -> Result<(), InputError> {
+        if p.policy != Policy::Deadline {
+            return Ok(());
+        }
+        if p.dl_runtime_ns == 0 {
+            return Err(self.err(
+                &join(base, "dl-runtime"),
+                "a runtime above 0 µs for SCHED_DEADLINE",
+                "0",
+            ));
+        }
+        if !(p.dl_runtime_ns <= p.dl_deadline_ns && p.dl_deadline_ns <= p.dl_period_ns) {
+            return Err(self.err(
+                &join(base, "dl-deadline"),
+                "dl-runtime ≤ dl-deadline ≤ dl-period",
+                format!(
+                    "runtime {} µs, deadline {} µs, period {} µs",
+                    p.dl_runtime_ns / 1000,
+                    p.dl_deadline_ns / 1000,
+                    p.dl_period_ns / 1000
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn policy(&self, v: &Value, place: &str) -> Result<Policy, InputError> {
+        const EXPECTED: &str =
+            "SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR or SCHED_DEADLINE";
+        match v {
+            Value::Str(s) => match s.as_str() {
+                "SCHED_OTHER" => Ok(Policy::Other),
+                "SCHED_BATCH" => Ok(Policy::Batch),
+                "SCHED_IDLE" => Ok(Policy::Idle),
+                "SCHED_FIFO" => Ok(Policy::Fifo),
+                "SCHED_RR" => Ok(Policy::Rr),
+                "SCHED_DEADLINE" => Ok(Policy::Deadline),
+                _ => Err(self.err(place, EXPECTED, v.describe())),
+            },
+            _ => Err(self.err(place, EXPECTED, v.describe())),
+        }
+    }
+
+    pub(super) fn cpus(
+        &self,
+        p: &HashMap<&str, &Value>,
+        base: &str,
+    ) -> Result<Option<Vec<usize>>, InputError> {
+        let Some(v) = p.get("cpus") else {
+            return Ok(None);
+        };
+        let place = join(base, "cpus");
+        let Value::Array(items) = v else {
+            return Err(self.err(&place, "an array of CPU numbers", v.describe()));
+        };
+        if items.is_empty() {
+            return Err(self.err(&place, "at least one CPU", "an empty array"));
+        }
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, (c, _))| {
+                // The affinity mask (CpuSet) holds 64 CPUs.
+                self.int_in(c, &format!("{place}[{i}]"), 0, 63, "a CPU number")
+                    .map(|c| c as usize)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    pub(super) fn taskgroup(
+        &mut self,
+        p: &HashMap<&str, &Value>,
+        base: &str,
+    ) -> Result<Option<usize>, InputError> {
+        let Some(v) = p.get("taskgroup") else {
+            return Ok(None);
+        };
+        let place = join(base, "taskgroup");
+        let s = self.string(v, &place)?;
+        if s.is_empty() {
+            return Ok(None);
+        }
+        if !s.starts_with('/') {
+            return Err(self.err(&place, "a task group path starting with '/'", quote(s)));
+        }
+        Ok(Some(self.taskgroups.named(s)))
+    }
+
+    pub(super) fn latency_nice(
+        &self,
+        p: &HashMap<&str, &Value>,
+        base: &str,
+    ) -> Result<Option<i32>, InputError> {
+        match p.get("latency_nice") {
+            Some(v) => Ok(Some(self.int_in(
+                v,
+                &join(base, "latency_nice"),
+                -20,
+                19,
+                "a latency nice value",
+            )? as i32)),
+            None => Ok(None),
+        }
+    }
+}
+
+pub(super) fn default_priority(policy: Policy) -> i32 {
+    match policy {
+        Policy::Fifo | Policy::Rr => 10,
+        _ => 0,
+    }
+}
+
+/// rt-app stops the task loop when the counter equals `loop`, counting from 0 and wrapping
+/// to 0 on overflow: any negative count runs forever, 0 runs nothing.
+pub(super) fn normalize_task_loop(n: i64) -> i64 {
+    if n < 0 {
+        -1
+    } else {
+        n
+    }
+}
+
+/// rt-app ends a phase when its counter, already incremented, equals `loop`: so 0 and any
+/// negative count run forever.
+pub(super) fn normalize_phase_loop(n: i64) -> i64 {
+    if n <= 0 {
+        -1
+    } else {
+        n
+    }
+}
