@@ -592,6 +592,7 @@ fn combine(file: &str, parts: Vec<(String, Workload)>) -> Result<Workload, Input
         }));
         all.taskgroups.extend(w.taskgroups);
         all.channels.extend(w.channels);
+        all.warnings.extend(w.warnings);
     }
     // Workloads may share a task group: join equal paths into one.
     let mut groups: Vec<String> = Vec::new();

@@ -48,6 +48,9 @@ enum Command {
         /// experiment's).
         #[arg(long)]
         platform: Option<String>,
+        /// Report warnings (keys rt-app ignores, resumes of nobody) as errors.
+        #[arg(long)]
+        strict: bool,
     },
     /// List the built-in platforms, or show one.
     Platforms { name: Option<String> },
@@ -87,6 +90,9 @@ struct CompareArgs {
     /// Only this metric (repeatable), by name (`iops`) or with its workload (`io.iops`).
     #[arg(long, value_name = "NAME")]
     metric: Vec<String>,
+    /// Make the first warning (a key rt-app ignores, a resume of nobody) an error.
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(clap::Args)]
@@ -134,6 +140,9 @@ struct SweepArgs {
     /// Where to write points.csv and points.json (points-I-of-N.* for a shard).
     #[arg(long, value_name = "DIR", default_value = ".")]
     out: PathBuf,
+    /// Make the first warning (a key rt-app ignores, a resume of nobody) an error.
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(clap::Args)]
@@ -183,6 +192,9 @@ struct RunArgs {
     /// wakeup-latency CDF.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
+    /// Make the first warning (a key rt-app ignores, a resume of nobody) an error.
+    #[arg(long)]
+    strict: bool,
 }
 
 /// `--duration` as nanoseconds.
@@ -191,14 +203,22 @@ fn parse_duration(s: &str) -> Result<u64, InputError> {
 }
 
 /// An experiment file or a workload, with the command line's platform, duration and
-/// switches on top.
+/// switches on top. Its warnings are printed once here (they are also in the results), or
+/// with `strict` the first is the error.
 fn load_side(
     arg: &str,
     platform: Option<&str>,
     duration: Option<&str>,
     set: &[String],
+    strict: bool,
 ) -> Result<Experiment, Error> {
     let mut e = experiment::load_side(arg, platform.unwrap_or("juno-r0"))?;
+    if strict {
+        e.workload.check_strict()?;
+    }
+    for w in &e.workload.warnings {
+        eprintln!("schedlab: {w}");
+    }
     if let Some(p) = platform {
         e.set_platform(p);
     }
@@ -213,7 +233,13 @@ fn load_side(
 
 fn run(args: RunArgs) -> Result<(), Error> {
     let mut exp = match &args.workload {
-        Some(w) => load_side(w, args.platform.as_deref(), args.duration.as_deref(), &[])?,
+        Some(w) => load_side(
+            w,
+            args.platform.as_deref(),
+            args.duration.as_deref(),
+            &[],
+            args.strict,
+        )?,
         None => {
             let mut e = Experiment::from_workload(
                 parse_workload(DEFAULT_WORKLOAD, "<default workload>")?,
@@ -270,6 +296,7 @@ fn compare(args: CompareArgs) -> Result<(), Error> {
             args.platform.as_deref(),
             args.duration.as_deref(),
             &args.set,
+            args.strict,
         )?);
     }
     for vs in &args.vs {
@@ -359,6 +386,7 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
             args.platform.as_deref(),
             args.duration.as_deref(),
             &args.set,
+            args.strict,
         )?;
         let params = if args.param.is_empty() {
             exp.sweep.clone()
@@ -447,6 +475,58 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
     Ok(())
 }
 
+/// `schedlab check`: every warning and every error of an rt-app file (an experiment file:
+/// its first error, and its workloads' warnings). False when there was an error (with
+/// `strict`, a warning), all of them printed.
+fn check(arg: &str, platform: Option<&str>, strict: bool) -> Result<bool, Error> {
+    if arg.ends_with(".toml") {
+        let e = load_side(arg, platform, None, &[], strict)?;
+        let (p, _) = e.build()?;
+        e.workload.check_platform(p.nr_cpus())?;
+        println!("{arg}: ok ({} tasks)", e.workload.tasks.len());
+        return Ok(true);
+    }
+    let checked = if arg == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| InputError::new("-", "standard input", "rt-app JSON", e.to_string()))?;
+        schedlab::workload::check_workload(&text, "-")
+    } else {
+        schedlab::workload::check_file(std::path::Path::new(arg))
+    };
+    let mut errors = checked.errors;
+    if let Some(w) = &checked.workload {
+        let e = Experiment::from_workload(w.clone(), platform.unwrap_or("juno-r0"));
+        let (p, _) = e.build()?;
+        errors.extend(w.check_platform(p.nr_cpus()).err());
+    }
+    for w in &checked.warnings {
+        if strict {
+            eprintln!("schedlab: {}", w.clone().into_error());
+        } else {
+            eprintln!("schedlab: {w}");
+        }
+    }
+    for e in &errors {
+        eprintln!("schedlab: {e}");
+    }
+    let failed = errors.len() + if strict { checked.warnings.len() } else { 0 };
+    match (&checked.workload, failed) {
+        (Some(w), 0) => {
+            println!(
+                "{arg}: ok ({} tasks, {} warnings)",
+                w.tasks.len(),
+                checked.warnings.len()
+            );
+            Ok(true)
+        }
+        _ => {
+            eprintln!("schedlab: {arg}: {failed} errors");
+            Ok(false)
+        }
+    }
+}
+
 fn reproduce(args: ReproduceArgs) -> Result<(), Error> {
     let dir = args.dir.clone().unwrap_or_else(|| {
         let here = PathBuf::from("experiments");
@@ -481,14 +561,15 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare(args),
         Command::Sweep(args) => sweep(args),
         Command::Reproduce(args) => reproduce(args),
-        Command::Check { workload, platform } => {
-            load_side(&workload, platform.as_deref(), None, &[]).and_then(|e| {
-                let (p, _) = e.build()?;
-                e.workload.check_platform(p.nr_cpus())?;
-                println!("{workload}: ok ({} tasks)", e.workload.tasks.len());
-                Ok(())
-            })
-        }
+        Command::Check {
+            workload,
+            platform,
+            strict,
+        } => match check(&workload, platform.as_deref(), strict) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(2),
+            Err(e) => Err(e),
+        },
         Command::Platforms { name: None } => {
             for n in preset_names() {
                 let p = preset(n).expect("every preset name has a preset");

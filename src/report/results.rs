@@ -118,6 +118,10 @@ pub struct Results {
     pub platform: String,
     /// The workload file (or `-`, or `<default workload>`).
     pub workload_file: String,
+    /// What the workload has that rt-app ignores (unknown keys, resumes of nobody), one
+    /// line each as printed on stderr.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub seed: u64,
     pub duration_ns: u64,
     pub variant: serde_json::Value,
@@ -275,6 +279,12 @@ impl Results {
             schedlab_version: env!("CARGO_PKG_VERSION"),
             platform: k.platform.name.clone(),
             workload_file: k.workload().file.clone(),
+            warnings: k
+                .workload()
+                .warnings
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
             seed,
             duration_ns: end,
             variant: k.variant.to_json(),

@@ -1,5 +1,5 @@
 //! Simulated user space: rt-app workloads (`rtapp.rs` parses the JSON grammar, `json.rs` is
-//! the lenient ordered JSON reader it needs, `thread.rs` runs one rt-app thread as a state
+//! the lenient ordered JSON reader it needs, `warning.rs` what rt-app ignores and we report, `thread.rs` runs one rt-app thread as a state
 //! machine that issues `Syscall`s to the simulated kernel, `gen/` writes the seeds' workloads).
 
 pub mod gen;
@@ -7,7 +7,9 @@ mod json;
 mod rtapp;
 mod syscall;
 mod thread;
+mod warning;
 
 pub use rtapp::*;
 pub use syscall::*;
 pub use thread::*;
+pub use warning::*;

@@ -61,6 +61,13 @@ pub(super) fn event_kind(key: &str) -> Option<Kind> {
         .map(|&(_, k)| k)
 }
 
+/// The event names, for "did you mean".
+pub(super) const EVENT_NAMES: [&str; 22] = [
+    "run", "runtime", "sleep", "timer", "lock", "unlock", "wait", "signal", "broad", "sync",
+    "barrier", "suspend", "resume", "yield", "fork", "mem", "memrun", "iorun", "sem_post",
+    "sem_wait", "send", "recv",
+];
+
 pub(super) const EVENT_LIST: &str =
     "run, runtime, sleep, timer, lock, unlock, wait, signal, broad, \
                           sync, barrier, suspend, resume, yield, fork, mem, memrun, iorun, \
@@ -79,16 +86,21 @@ impl Parser<'_> {
         for (key, v, _) in entries.iter().copied() {
             let place = join(base, key);
             let kind = event_kind(key).expect("callers pass events only");
-            let ev = self.event(t, task_name, kind, v, &place)?;
+            // A bad event is recorded and the next one read.
+            let r = self.event(t, task_name, kind, v, &place);
+            let Some(ev) = self.keep(r) else {
+                continue;
+            };
             if let Event::Barrier { barrier } = ev {
                 // rt-app counts one more thread per use, so a second use in one task waits for
                 // a thread that never comes.
                 if !barriers_here.insert(barrier) {
-                    return Err(self.err(
+                    let e = self.err(
                         &place,
                         "each barrier once per task (every use counts one more thread to wait for)",
                         format!("a second use of {}", quote(&self.barriers.names[barrier])),
-                    ));
+                    );
+                    self.errors.push(e);
                 }
             }
             out.push(ev);
@@ -375,7 +387,7 @@ impl Parser<'_> {
         Ok(Event::Timer { timer, period_us })
     }
 
-    pub(super) fn memrun(&self, v: &Value, place: &str) -> Result<Event, InputError> {
+    pub(super) fn memrun(&mut self, v: &Value, place: &str) -> Result<Event, InputError> {
         let m = self.object(
             v,
             place,
@@ -424,7 +436,7 @@ impl Parser<'_> {
         }
     }
 
-    pub(super) fn iorun(&self, v: &Value, place: &str) -> Result<Event, InputError> {
+    pub(super) fn iorun(&mut self, v: &Value, place: &str) -> Result<Event, InputError> {
         if let Value::Object(_) = v {
             let m = self.object(
                 v,

@@ -25,86 +25,101 @@ pub(super) const GLOBAL_KEYS: &[&str] = &[
 ];
 
 impl Parser<'_> {
-    pub(super) fn parse_global(&mut self, g: &Value) -> Result<(), InputError> {
+    /// The `global` object; a bad value is recorded and the other keys are still read.
+    pub(super) fn parse_global(&mut self, g: &Value) {
         let Value::Object(m) = g else {
-            return Err(self.err("global", "an object", g.describe()));
+            let e = self.err("global", "an object", g.describe());
+            self.errors.push(e);
+            return;
         };
         let p = self.properties(
             m,
             "global",
             GLOBAL_KEYS,
             "a global key (duration, calibration, default_policy, …)",
-        )?;
-        for (&k, &v) in &p {
-            let place = format!("global.{k}");
-            match k {
-                "duration" => {
-                    let s = self.int_in(v, &place, i64::MIN, INT_MAX, "a duration in seconds")?;
-                    self.global.duration_ns = (s > 0).then(|| s as u64 * 1_000_000_000);
-                }
-                "calibration" => self.global.calibration = self.calibration(v, &place)?,
-                "default_policy" => self.global.default_policy = self.policy(v, &place)?,
-                "pi_enabled" => self.global.pi_enabled = self.boolean(v, &place)?,
-                "cumulative_slack" => self.global.cumulative_slack = self.boolean(v, &place)?,
-                "log_basename" => self.global.log_basename = self.string(v, &place)?.to_string(),
-                "lock_pages" | "gnuplot" => {
-                    self.boolean(v, &place)?;
-                }
-                "logdir" | "io_device" => {
-                    self.string(v, &place)?;
-                }
-                "log_size" => {
-                    if !matches!(v, Value::Int(_) | Value::Str(_)) {
-                        return Err(self.err(
-                            &place,
-                            "a size in MB or \"file\", \"disable\" or \"auto\"",
-                            v.describe(),
-                        ));
-                    }
-                }
-                "ftrace" => {
-                    if !matches!(v, Value::Bool(_) | Value::Str(_)) {
-                        return Err(self.err(&place, "a list of ftrace categories", v.describe()));
-                    }
-                }
-                "mem_buffer_size" => {
-                    self.int_in(v, &place, 1, INT_MAX, "a buffer size in bytes")?;
-                }
-                "generator" => {
-                    let name = self.string(v, &place)?;
-                    let g = Generator::parse(name).ok_or_else(|| {
-                        self.err(
-                            &place,
-                            format!("one of {}", Generator::NAMES.join(", ")),
-                            quote(name),
-                        )
-                    })?;
-                    self.global.generator = Some(g);
-                }
-                "fork_limit" => {
-                    self.global.fork_limit = self.int_in(
-                        v,
-                        &place,
-                        0,
-                        u32::MAX as i64,
-                        "a number of forks (0: no limit)",
-                    )? as u32;
-                }
-                "io_service_us" => {
-                    self.global.io_service_ns =
-                        self.int_in(v, &place, 0, INT_MAX, "a service time in µs")? as u64 * 1000;
-                }
-                "mem_bytes_per_us" => {
-                    self.global.mem_bytes_per_us =
-                        self.int_in(v, &place, 1, INT_MAX, "a rate in bytes per µs")? as u64;
-                }
-                "mem_chase_ns_per_hop" => {
-                    self.global.mem_chase_ns_per_hop =
-                        self.int_in(v, &place, 0, INT_MAX, "a time in ns")? as u64;
-                }
-                "channels" => self.parse_channels(v, &place)?,
-                _ => unreachable!("properties() admits only GLOBAL_KEYS"),
+            false,
+        );
+        // In file order (of the occurrence that counts), so that messages come in a
+        // reproducible order.
+        for (k, v, _) in m {
+            if !p.get(k.as_str()).is_some_and(|&kept| std::ptr::eq(kept, v)) {
+                continue;
             }
+            let place = format!("global.{k}");
+            let r = self.global_key(k, v, &place);
+            self.keep(r);
+        }
+    }
+
+    fn global_key(&mut self, k: &str, v: &Value, place: &str) -> Result<(), InputError> {
+        let place = place.to_string();
+        match k {
+            "duration" => {
+                let s = self.int_in(v, &place, i64::MIN, INT_MAX, "a duration in seconds")?;
+                self.global.duration_ns = (s > 0).then(|| s as u64 * 1_000_000_000);
+            }
+            "calibration" => self.global.calibration = self.calibration(v, &place)?,
+            "default_policy" => self.global.default_policy = self.policy(v, &place)?,
+            "pi_enabled" => self.global.pi_enabled = self.boolean(v, &place)?,
+            "cumulative_slack" => self.global.cumulative_slack = self.boolean(v, &place)?,
+            "log_basename" => self.global.log_basename = self.string(v, &place)?.to_string(),
+            "lock_pages" | "gnuplot" => {
+                self.boolean(v, &place)?;
+            }
+            "logdir" | "io_device" => {
+                self.string(v, &place)?;
+            }
+            "log_size" => {
+                if !matches!(v, Value::Int(_) | Value::Str(_)) {
+                    return Err(self.err(
+                        &place,
+                        "a size in MB or \"file\", \"disable\" or \"auto\"",
+                        v.describe(),
+                    ));
+                }
+            }
+            "ftrace" => {
+                if !matches!(v, Value::Bool(_) | Value::Str(_)) {
+                    return Err(self.err(&place, "a list of ftrace categories", v.describe()));
+                }
+            }
+            "mem_buffer_size" => {
+                self.int_in(v, &place, 1, INT_MAX, "a buffer size in bytes")?;
+            }
+            "generator" => {
+                let name = self.string(v, &place)?;
+                let g = Generator::parse(name).ok_or_else(|| {
+                    self.err(
+                        &place,
+                        format!("one of {}", Generator::NAMES.join(", ")),
+                        quote(name),
+                    )
+                })?;
+                self.global.generator = Some(g);
+            }
+            "fork_limit" => {
+                self.global.fork_limit = self.int_in(
+                    v,
+                    &place,
+                    0,
+                    u32::MAX as i64,
+                    "a number of forks (0: no limit)",
+                )? as u32;
+            }
+            "io_service_us" => {
+                self.global.io_service_ns =
+                    self.int_in(v, &place, 0, INT_MAX, "a service time in µs")? as u64 * 1000;
+            }
+            "mem_bytes_per_us" => {
+                self.global.mem_bytes_per_us =
+                    self.int_in(v, &place, 1, INT_MAX, "a rate in bytes per µs")? as u64;
+            }
+            "mem_chase_ns_per_hop" => {
+                self.global.mem_chase_ns_per_hop =
+                    self.int_in(v, &place, 0, INT_MAX, "a time in ns")? as u64;
+            }
+            "channels" => self.parse_channels(v, &place)?,
+            _ => unreachable!("properties() admits only GLOBAL_KEYS"),
         }
         Ok(())
     }

@@ -30,7 +30,13 @@
 //!   `fork` (a task name), `mem` (bytes), `memrun` (`{"type", "size", "count", …}`), `iorun`
 //!   (bytes), `sem_post`, `sem_wait`.
 //!
-//! Unknown keys are errors (rt-app silently ignores them, which hides typos such as `slep`).
+//! What rt-app accepts and ignores is read as rt-app reads it and reported as a `Warning`
+//! (file, JSON path, a "did you mean" when a known key is close): unknown keys anywhere
+//! (`global.frag`, a dead key since 2014; a typo such as `slep`), a repeated property (the
+//! last counts, as json-c keeps the last), events beside `phases` (rt-app reads events only
+//! inside phases), and a `resume` or `signal` that no thread waits on (a no-op). `--strict`
+//! makes the first warning an error. Errors that leave the rest readable are recorded and
+//! reading goes on, so `check_workload` returns every problem of a file at once.
 //!
 //! schedlab extension keys (rt-app ignores them):
 //! - `latency_nice` (task and phase, -20..19): the latency nice request of the thread.
@@ -63,6 +69,7 @@ use super::gen::Generator;
 use super::json::{self, quote, Value};
 use super::syscall::{Policy, SchedParams};
 use super::thread::FORKS_LIMIT;
+use super::warning::{did_you_mean, Warning};
 use crate::error::InputError;
 
 mod events;
@@ -100,6 +107,37 @@ pub struct Workload {
     /// The workloads an experiment combined into this one (empty for a single workload):
     /// the results report each one's generator metric under its name.
     pub parts: Vec<Part>,
+    /// What the file has that rt-app ignores (`Warning`), in file order; an experiment's
+    /// combined workload holds those of all its workloads.
+    pub warnings: Vec<Warning>,
+}
+
+/// Everything found in a file: the workload when it had no error, and every error and
+/// warning (`schedlab check` prints them all).
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub workload: Option<Workload>,
+    pub errors: Vec<InputError>,
+    pub warnings: Vec<Warning>,
+}
+
+impl Checked {
+    /// The workload, or the first error.
+    pub fn into_result(self) -> Result<Workload, InputError> {
+        match (self.workload, self.errors.into_iter().next()) {
+            (Some(w), None) => Ok(w),
+            (_, Some(e)) => Err(e),
+            (None, None) => unreachable!("a workload is missing only after an error"),
+        }
+    }
+
+    fn error(e: InputError) -> Checked {
+        Checked {
+            workload: None,
+            errors: vec![e],
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// One of several workloads run together (`experiment.rs` combines them).
@@ -401,6 +439,14 @@ impl Workload {
             .collect()
     }
 
+    /// `--strict`: the first warning, as an error.
+    pub fn check_strict(&self) -> Result<(), InputError> {
+        match self.warnings.first() {
+            Some(w) => Err(w.clone().into_error()),
+            None => Ok(()),
+        }
+    }
+
     /// Checks what depends on the platform: CPU numbers in `cpus` and the calibration CPU.
     pub fn check_platform(&self, nr_cpus: usize) -> Result<(), InputError> {
         let bad = |place: String, cpu: usize| {
@@ -432,17 +478,31 @@ impl Workload {
 
 /// Reads a workload file. The caller handles `-` (standard input) with `parse_workload`.
 pub fn load_workload(path: &Path) -> Result<Workload, InputError> {
+    check_file(path).into_result()
+}
+
+/// Reads a workload file, keeping every problem found (see `check_workload`).
+pub fn check_file(path: &Path) -> Checked {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| InputError::new(&file, "file", "a readable file", e.to_string()))?;
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            return Checked::error(InputError::new(
+                &file,
+                "file",
+                "a readable file",
+                e.to_string(),
+            ))
+        }
+    };
     match String::from_utf8(bytes) {
-        Ok(text) => parse_workload(&text, &file),
+        Ok(text) => check_workload(&text, &file),
         Err(e) => {
             let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
             let text = String::from_utf8_lossy(good);
             let line = text.matches('\n').count() + 1;
             let column = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            Err(InputError::new(
+            Checked::error(InputError::new(
                 &file,
                 format!("line {line} column {column}"),
                 "UTF-8 text",
@@ -452,15 +512,22 @@ pub fn load_workload(path: &Path) -> Result<Workload, InputError> {
     }
 }
 
-/// Parses and validates rt-app JSON text; `file` names it in messages.
+/// Parses and validates rt-app JSON text; `file` names it in messages. The first error,
+/// if any; warnings are in `Workload::warnings`.
 pub fn parse_workload(text: &str, file: &str) -> Result<Workload, InputError> {
-    let root = json::parse(text).map_err(|e| {
-        InputError::new(
+    check_workload(text, file).into_result()
+}
+
+/// Parses and validates rt-app JSON text, recording every error it can recover from (a
+/// JSON syntax error stops it: it is the only one then) and every warning.
+pub fn check_workload(text: &str, file: &str) -> Checked {
+    match json::parse(text) {
+        Ok(root) => Parser::new(file).workload(&root),
+        Err(e) => Checked::error(InputError::new(
             file,
             format!("line {} column {}", e.pos.line, e.pos.column),
             e.expected,
             e.found,
-        )
-    })?;
-    Parser::new(file).workload(&root)
+        )),
+    }
 }

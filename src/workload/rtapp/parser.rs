@@ -31,6 +31,10 @@ pub(super) struct Parser<'a> {
     /// Channels something sends to, and receives from.
     pub(super) chan_sent: HashSet<usize>,
     pub(super) chan_received: HashSet<usize>,
+    /// Task names in file order (those read in the first pass).
+    pub(super) task_names: Vec<String>,
+    pub(super) errors: Vec<InputError>,
+    pub(super) warnings: Vec<Warning>,
 }
 
 impl<'a> Parser<'a> {
@@ -71,6 +75,9 @@ impl<'a> Parser<'a> {
             channel_specs: Vec::new(),
             chan_sent: HashSet::new(),
             chan_received: HashSet::new(),
+            task_names: Vec::new(),
+            errors: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -83,7 +90,30 @@ impl<'a> Parser<'a> {
         InputError::new(self.file, place, expected, found)
     }
 
-    pub(super) fn workload(mut self, root: &Value) -> Result<Workload, InputError> {
+    /// Reads the whole file, recording every error it can recover from and every warning.
+    pub(super) fn workload(mut self, root: &Value) -> Checked {
+        let r = self.read_top(root);
+        let workload = match r {
+            Ok(specs) => self.finish(specs),
+            Err(e) => {
+                self.errors.push(e);
+                None
+            }
+        };
+        Checked {
+            workload: if self.errors.is_empty() {
+                workload
+            } else {
+                None
+            },
+            errors: self.errors,
+            warnings: self.warnings,
+        }
+    }
+
+    /// The top level and the tasks; an error returned here stops the reading (there is no
+    /// task list to go on with).
+    fn read_top(&mut self, root: &Value) -> Result<Vec<TaskSpec>, InputError> {
         let Value::Object(top) = root else {
             return Err(self.err("top level", "a JSON object", root.describe()));
         };
@@ -92,9 +122,10 @@ impl<'a> Parser<'a> {
             "",
             &["tasks", "global", "resources"],
             "a top-level key: tasks, global or resources",
-        )?;
+            false,
+        );
         if let Some(g) = top.get("global") {
-            self.parse_global(g)?;
+            self.parse_global(g);
         }
         let Some(tasks) = top.get("tasks") else {
             return Err(self.err("top level", "a \"tasks\" object", "none"));
@@ -111,65 +142,126 @@ impl<'a> Parser<'a> {
         for (name, v, _) in tasks {
             let place = format!("tasks.{name}");
             if self.task_index.contains_key(name.as_str()) {
-                return Err(self.err(
+                let e = self.err(
                     &place,
                     "each task name once",
                     format!("a second {}", quote(name)),
-                ));
+                );
+                self.errors.push(e);
+                continue;
             }
             let Value::Object(m) = v else {
-                return Err(self.err(&place, "a task object", v.describe()));
+                let e = self.err(&place, "a task object", v.describe());
+                self.errors.push(e);
+                continue;
             };
+            // The last "instance", which is the one json-c keeps.
             let instances = match m.iter().rev().find(|(k, _, _)| k == "instance") {
-                Some((_, v, _)) => self.int_in(
-                    v,
-                    &format!("{place}.instance"),
-                    0,
-                    INT_MAX,
-                    "a number of threads",
-                )? as u32,
+                Some((_, v, _)) => {
+                    let r = self.int_in(
+                        v,
+                        &format!("{place}.instance"),
+                        0,
+                        INT_MAX,
+                        "a number of threads",
+                    );
+                    self.keep(r).unwrap_or(1) as u32
+                }
                 None => 1,
             };
             self.task_index
                 .insert(name.clone(), self.task_instances.len());
             self.task_instances.push(instances);
+            self.task_names.push(name.clone());
             objects.push((name, m));
         }
         let mut specs = Vec::with_capacity(objects.len());
         for (t, (name, m)) in objects.into_iter().enumerate() {
-            specs.push(self.task(t, name, m)?);
+            let r = self.task(t, name, m);
+            if let Some(spec) = self.keep(r) {
+                specs.push(spec);
+            }
         }
-        self.finish(specs)
+        Ok(specs)
     }
 
-    /// Splits an object's known keys into a map, refusing unknown and repeated ones.
+    /// The value of `r`, or `None` after recording its error, so that reading goes on and
+    /// `check` reports every problem in one pass.
+    pub(super) fn keep<T>(&mut self, r: Result<T, InputError>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.errors.push(e);
+                None
+            }
+        }
+    }
+
+    /// Records a warning at `place`.
+    pub(super) fn warn(
+        &mut self,
+        place: &str,
+        found: String,
+        effect: &str,
+        expected: &str,
+        suggestion: Option<&str>,
+    ) {
+        self.warnings.push(Warning {
+            file: self.file.to_string(),
+            place: place.to_string(),
+            found,
+            effect: effect.to_string(),
+            expected: expected.to_string(),
+            suggestion: suggestion.map(str::to_string),
+        });
+    }
+
+    /// Splits an object's known keys into a map. An unknown key is a warning and is
+    /// ignored, as rt-app ignores it (with a close known key, or event name when
+    /// `events_too`, as the suggestion); of a repeated key the last counts, as json-c keeps
+    /// the last, with a warning.
     pub(super) fn properties<'v>(
-        &self,
+        &mut self,
         m: impl IntoIterator<Item = &'v (String, Value, json::Pos)>,
         base: &str,
         allowed: &[&str],
         expected: &str,
-    ) -> Result<HashMap<&'v str, &'v Value>, InputError> {
+        events_too: bool,
+    ) -> HashMap<&'v str, &'v Value> {
         let mut map = HashMap::new();
         for (k, v, _) in m {
             let place = join(base, k);
             if !allowed.contains(&k.as_str()) {
-                return Err(self.err(&place, expected, format!("unknown key {}", quote(k))));
+                let mut candidates = allowed.to_vec();
+                if events_too {
+                    candidates.extend(EVENT_NAMES);
+                }
+                let suggestion = did_you_mean(k, &candidates);
+                self.warn(
+                    &place,
+                    format!("unknown key {}", quote(k)),
+                    "ignored, as rt-app ignores it",
+                    expected,
+                    suggestion,
+                );
+                continue;
             }
             if map.insert(k.as_str(), v).is_some() {
-                return Err(self.err(
+                self.warn(
                     &place,
-                    "each property once",
                     format!("a second {}", quote(k)),
-                ));
+                    "replaces the first, as json-c keeps the last",
+                    "each property once",
+                    None,
+                );
             }
         }
-        Ok(map)
+        map
     }
 
-    /// The members of an event's object value, refusing unknown and repeated keys.
+    /// The members of an event's object value (unknown keys are warnings, as above).
     pub(super) fn object<'v>(
-        &self,
+        &mut self,
         v: &'v Value,
         place: &str,
         allowed: &[&str],
@@ -178,12 +270,13 @@ impl<'a> Parser<'a> {
         let Value::Object(m) = v else {
             return Err(self.err(place, format!("an object {shape}"), v.describe()));
         };
-        self.properties(
+        Ok(self.properties(
             m,
             place,
             allowed,
             &format!("one of the keys {}", allowed.join(", ")),
-        )
+            false,
+        ))
     }
 
     pub(super) fn int_in(

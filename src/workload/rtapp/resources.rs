@@ -66,43 +66,58 @@ pub(super) enum Deferred {
 }
 
 impl Parser<'_> {
-    pub(super) fn finish(self, tasks: Vec<TaskSpec>) -> Result<Workload, InputError> {
-        for d in &self.deferred {
+    /// The checks that need the whole file, then the workload (`None` when anything was
+    /// wrong: the errors are recorded).
+    pub(super) fn finish(&mut self, tasks: Vec<TaskSpec>) -> Option<Workload> {
+        let deferred = std::mem::take(&mut self.deferred);
+        for d in &deferred {
             match d {
+                // rt-app's resume and signal name a wait resource (get_resource_index(ref,
+                // rtapp_wait, …)): with no thread waiting on it they wake nobody.
                 Deferred::Resume { cond, name, place } => {
-                    if !self.task_index.contains_key(name) && !self.cond_waited.contains(cond) {
-                        return Err(self.err(
+                    if !self.cond_waited.contains(cond) {
+                        let names = self.suspending_names();
+                        let suggestion = did_you_mean(name, &names).map(str::to_string);
+                        self.warn(
                             place,
-                            "the name of a task (resume wakes its threads suspended on it)",
-                            quote(name),
-                        ));
+                            format!("resume of {}", quote(name)),
+                            "does nothing: no thread suspends or waits on that name \
+                             (a thread suspends on its own task's name), as in rt-app",
+                            "the name of a task whose threads suspend",
+                            suggestion.as_deref(),
+                        );
                     }
                 }
                 Deferred::Signal { cond, name, place } => {
                     if !self.cond_waited.contains(cond) {
-                        return Err(self.err(
+                        self.warn(
                             place,
+                            format!("signal of {}", quote(name)),
+                            "does nothing: no wait, sync or suspend event waits on it, as in \
+                             rt-app",
                             "a condition that a wait, sync or suspend event waits on",
-                            quote(name),
-                        ));
+                            None,
+                        );
                     }
                 }
                 Deferred::Unlock { mutex, name, place } => {
                     if !self.mutex_locked.contains(mutex) {
-                        return Err(self.err(
+                        let e = self.err(
                             place,
                             "a mutex that a lock, wait or sync event takes",
                             quote(name),
-                        ));
+                        );
+                        self.errors.push(e);
                     }
                 }
                 Deferred::SemWait { sem, name, place } => {
                     if !self.sem_posted.contains(sem) {
-                        return Err(self.err(
+                        let e = self.err(
                             place,
                             "a semaphore that a sem_post event posts",
                             quote(name),
-                        ));
+                        );
+                        self.errors.push(e);
                     }
                 }
                 Deferred::Channel { chan, send, place } => {
@@ -112,11 +127,12 @@ impl Parser<'_> {
                         (&self.chan_sent, "a send")
                     };
                     if !other.contains(chan) {
-                        return Err(self.err(
+                        let e = self.err(
                             place,
                             format!("a channel that {what} event also uses"),
                             quote(&self.channel_specs[*chan].name),
-                        ));
+                        );
+                        self.errors.push(e);
                     }
                 }
             }
@@ -124,34 +140,51 @@ impl Parser<'_> {
         for (b, task, place) in &self.barrier_uses {
             if self.forked.contains(task) {
                 let barrier = quote(&self.barriers.names[*b]);
-                let task = quote(&tasks[*task].name);
-                return Err(self.err(
+                let task = quote(&self.task_names[*task]);
+                let e = self.err(
                     place,
                     "barriers only in tasks that no fork event creates \
                      (rt-app counts a barrier's threads at start)",
                     format!("barrier {barrier} in forked task {task}"),
-                ));
+                );
+                self.errors.push(e);
             }
         }
-        let barriers = self
-            .barriers
-            .names
+        if !self.errors.is_empty() {
+            return None;
+        }
+        let barriers = std::mem::take(&mut self.barriers.names)
             .into_iter()
-            .zip(self.barrier_participants)
+            .zip(std::mem::take(&mut self.barrier_participants))
             .map(|(name, participants)| BarrierSpec { name, participants })
             .collect();
-        Ok(Workload {
+        Some(Workload {
             file: self.file.to_string(),
-            global: self.global,
+            global: self.global.clone(),
             tasks,
-            mutexes: self.mutexes.names,
-            conds: self.conds.names,
+            mutexes: std::mem::take(&mut self.mutexes.names),
+            conds: std::mem::take(&mut self.conds.names),
             barriers,
-            timers: self.timer_specs,
-            semaphores: self.sem_specs,
-            taskgroups: self.taskgroups.names,
-            channels: self.channel_specs,
+            timers: std::mem::take(&mut self.timer_specs),
+            semaphores: std::mem::take(&mut self.sem_specs),
+            taskgroups: std::mem::take(&mut self.taskgroups.names),
+            channels: std::mem::take(&mut self.channel_specs),
             parts: Vec::new(),
+            warnings: self.warnings.clone(),
         })
+    }
+
+    /// The names threads suspend on (their tasks' names), for a resume's suggestion.
+    fn suspending_names(&self) -> Vec<&str> {
+        self.task_names
+            .iter()
+            .filter(|n| {
+                self.conds
+                    .index
+                    .get(&(USER, n.to_string()))
+                    .is_some_and(|c| self.cond_waited.contains(c))
+            })
+            .map(String::as_str)
+            .collect()
     }
 }

@@ -57,23 +57,39 @@ impl Parser<'_> {
     ) -> Result<TaskSpec, InputError> {
         let base = format!("tasks.{name}");
         let has_phases = m.iter().any(|(k, _, _)| k == "phases");
-        let events: Vec<_> = m
-            .iter()
-            .filter(|(k, _, _)| event_kind(k).is_some())
-            .collect();
-        if let (true, Some((k, _, _))) = (has_phases, events.first()) {
-            return Err(self.err(
-                &join(&base, k),
-                "events inside \"phases\" when the task has phases",
-                format!("event {}", quote(k)),
-            ));
+        let is_event = |k: &str| event_kind(k).is_some();
+        let events: Vec<_> = if has_phases {
+            Vec::new()
+        } else {
+            m.iter().filter(|(k, _, _)| is_event(k)).collect()
+        };
+        // rt-app reads the events of a task with phases only inside them; beside "phases"
+        // an exact "runtime" is the legacy dl-runtime (below) and other events are ignored.
+        if has_phases {
+            for (k, _, _) in m.iter().filter(|(k, _, _)| is_event(k) && k != "runtime") {
+                self.warn(
+                    &join(&base, k),
+                    format!("event {}", quote(k)),
+                    "beside \"phases\" ignored, as rt-app reads events only inside phases",
+                    "events inside \"phases\" when the task has phases",
+                    None,
+                );
+            }
         }
-        // rt-app's legacy grammar also reads an exact task-level "runtime" as dl-runtime:
-        // the last one, which is the one json-c keeps.
-        let legacy_runtime = m.iter().rev().find(|(k, _, _)| k == "runtime");
+        // rt-app's legacy grammar reads an exact task-level "runtime" as dl-runtime (the
+        // last one, which is the one json-c keeps); without phases it is an event too.
+        let legacy_runtime: Vec<_> = if has_phases {
+            m.iter().filter(|(k, _, _)| k == "runtime").collect()
+        } else {
+            m.iter()
+                .rev()
+                .find(|(k, _, _)| k == "runtime")
+                .into_iter()
+                .collect()
+        };
         let props = m
             .iter()
-            .filter(|(k, _, _)| event_kind(k).is_none())
+            .filter(|(k, _, _)| !is_event(k))
             .chain(legacy_runtime);
         let expected = format!(
             "an event ({EVENT_LIST}) or a task property ({})",
@@ -81,13 +97,19 @@ impl Parser<'_> {
         );
         let mut keys = TASK_KEYS.to_vec();
         keys.push("runtime");
-        let p = self.properties(props, &base, &keys, &expected)?;
+        let p = self.properties(props, &base, &keys, &expected, true);
 
+        // A bad property is recorded and its default used, so that the rest of the task
+        // (its phases and events) is still checked.
         let instances = self.task_instances[t];
-        let sched = self.sched_keys(&p, &base, true)?;
+        let r = self.sched_keys(&p, &base, true);
+        let sched = self.keep(r).unwrap_or_default();
         let policy = sched.policy.unwrap_or(self.global.default_policy);
         let priority = match sched.priority {
-            Some(pr) => self.check_priority(policy, pr, &join(&base, "priority"))?,
+            Some(pr) => {
+                let r = self.check_priority(policy, pr, &join(&base, "priority"));
+                self.keep(r).unwrap_or(default_priority(policy))
+            }
             None => default_priority(policy),
         };
         let dl_runtime = sched.dl_runtime.unwrap_or(0);
@@ -100,28 +122,37 @@ impl Parser<'_> {
             dl_deadline_ns: dl_deadline * 1000,
             dl_period_ns: dl_period * 1000,
         };
-        self.check_deadline(&params, &base)?;
-        let cpus = self.cpus(&p, &base)?;
-        let taskgroup = self.taskgroup(&p, &base)?;
-        let latency_nice = self.latency_nice(&p, &base)?;
+        let r = self.check_deadline(&params, &base);
+        self.keep(r);
+        let r = self.cpus(&p, &base);
+        let cpus = self.keep(r).flatten();
+        let r = self.taskgroup(&p, &base);
+        let taskgroup = self.keep(r).flatten();
+        let r = self.latency_nice(&p, &base);
+        let latency_nice = self.keep(r).flatten();
         let delay_ns = match p.get("delay") {
             Some(v) => {
-                self.int_in(v, &join(&base, "delay"), 0, INT_MAX, "a delay in µs")? as u64 * 1000
+                let r = self.int_in(v, &join(&base, "delay"), 0, INT_MAX, "a delay in µs");
+                self.keep(r).unwrap_or(0) as u64 * 1000
             }
             None => 0,
         };
         let loop_value = match p.get("loop") {
-            Some(v) => Some(self.int_in(
-                v,
-                &join(&base, "loop"),
-                i64::MIN,
-                i64::MAX,
-                "a loop count (-1: forever)",
-            )?),
+            Some(v) => {
+                let r = self.int_in(
+                    v,
+                    &join(&base, "loop"),
+                    i64::MIN,
+                    i64::MAX,
+                    "a loop count (-1: forever)",
+                );
+                self.keep(r)
+            }
             None => None,
         };
         if taskgroup.is_some() && !policy.is_fair() {
-            return Err(self.taskgroup_policy_error(&base, policy));
+            let e = self.taskgroup_policy_error(&base, policy);
+            self.errors.push(e);
         }
 
         let (loop_count, phases) = if let Some(v) = p.get("phases") {
@@ -140,12 +171,18 @@ impl Parser<'_> {
             for (pname, pv, _) in pm {
                 let pplace = join(&place, pname);
                 let Value::Object(pmm) = pv else {
-                    return Err(self.err(&pplace, "a phase object", pv.describe()));
+                    let e = self.err(&pplace, "a phase object", pv.describe());
+                    self.errors.push(e);
+                    continue;
                 };
-                let phase = self.phase(t, name, pname, pmm, &pplace, &mut cur)?;
+                let r = self.phase(t, name, pname, pmm, &pplace, &mut cur);
+                let Some(phase) = self.keep(r) else {
+                    continue;
+                };
                 cur_tg = phase.taskgroup.or(cur_tg);
                 if cur_tg.is_some() && !cur.policy.is_fair() {
-                    return Err(self.taskgroup_policy_error(&pplace, cur.policy));
+                    let e = self.taskgroup_policy_error(&pplace, cur.policy);
+                    self.errors.push(e);
                 }
                 phases.push(phase);
             }
@@ -218,7 +255,7 @@ impl Parser<'_> {
             "an event ({EVENT_LIST}) or a phase property ({})",
             PHASE_KEYS.join(", ")
         );
-        let p = self.properties(props, base, PHASE_KEYS, &expected)?;
+        let p = self.properties(props, base, PHASE_KEYS, &expected, true);
         if events.is_empty() {
             return Err(self.err(base, format!("at least one event ({EVENT_LIST})"), "none"));
         }
