@@ -124,12 +124,12 @@ fn malformed_json_names_line_and_column() {
 }
 
 #[test]
-fn unknown_event_is_rejected() {
+fn unknown_event_is_rejected_with_strict() {
     let out = schedlab(
-        &["check", "-"],
-        Some(r#"{ "tasks": { "t": { "frobnicate": 10 } } }"#),
+        &["check", "--strict", "-"],
+        Some(r#"{ "tasks": { "t": { "frobnicate": 10, "run": 10 } } }"#),
     );
-    assert_input_error(&out, &["tasks.t", "frobnicate"]);
+    assert_input_error(&out, &["tasks.t.frobnicate", "--strict"]);
 }
 
 #[test]

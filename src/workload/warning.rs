@@ -69,23 +69,27 @@ pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     best.map(|(_, c)| c)
 }
 
-/// Levenshtein distance over characters (insertions, deletions, substitutions), with one
-/// row of memory.
+/// Edit distance over characters counting insertions, deletions, substitutions and swaps of
+/// two neighbours (the optimal-string-alignment variant of Damerau–Levenshtein: `mdoe` is
+/// one edit from `mode`), with three rows of memory.
 pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (diag + usize::from(ca != cb))
-                .min(above + 1)
-                .min(row[j] + 1);
-            diag = above;
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut row: Vec<usize> = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (prev[j - 1] + cost).min(prev[j] + 1).min(row[j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
         }
+        std::mem::swap(&mut before, &mut prev);
+        std::mem::swap(&mut prev, &mut row);
     }
-    row[b.len()]
+    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -100,6 +104,8 @@ mod tests {
         assert_eq!(edit_distance("prority", "priority"), 1);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("frag", ""), 4);
+        assert_eq!(edit_distance("mdoe", "mode"), 1);
+        assert_eq!(edit_distance("ab", "ba"), 1);
     }
 
     #[test]
