@@ -5,6 +5,14 @@
 //! the order of events. `serde_json` accepts none of that, hence this reader: it keeps every
 //! object as an ordered list of `(key, value, position)` with duplicates, records the line and
 //! column of every value for error messages, never panics and bounds its recursion.
+//!
+//! It accepts what json-c's tokener accepts without `JSON_TOKENER_STRICT` (the mode
+//! `json_object_from_file` uses, `json_tokener.c`): comments, a trailing comma in objects and
+//! arrays, strings and keys in single quotes, raw control characters (line breaks) inside
+//! strings, `true`/`false`/`null` in any case, `NaN` and `Infinity`, nesting up to json-c's
+//! default depth of 32, and anything after the first complete value (`parse_json_c` says
+//! where it starts: json-c stops reading there). It refuses what json-c refuses: a missing
+//! ':' or ',', an empty element (`[1,,2]`), a byte order mark, unknown escapes.
 
 /// A place in the text: 1-based line and column (columns count characters, not bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,29 +70,45 @@ pub struct JsonError {
     pub found: String,
 }
 
-/// Nesting deeper than this is refused: rt-app files nest about five levels, and a bound keeps
-/// hostile input from overflowing the stack of this recursive reader.
-pub const MAX_DEPTH: usize = 128;
+/// json-c's default depth (`JSON_TOKENER_DEFAULT_DEPTH`): a value nested in this many
+/// objects and arrays is refused. It also keeps hostile input from overflowing the stack of
+/// this recursive reader.
+pub const MAX_DEPTH: usize = 32;
 
 /// Parses one JSON value (normally an object) filling the whole text.
 pub fn parse(text: &str) -> Result<Value, JsonError> {
+    let (v, rest) = parse_json_c(text)?;
+    match rest {
+        Some(pos) => Err(JsonError {
+            pos,
+            expected: "end of input after the top-level value".to_string(),
+            found: "more text".to_string(),
+        }),
+        None => Ok(v),
+    }
+}
+
+/// Parses the first JSON value of the text as json-c does, and where non-blank text after
+/// it starts, if any (json-c ignores it).
+pub fn parse_json_c(text: &str) -> Result<(Value, Option<Pos>), JsonError> {
     let mut r = Reader {
         s: text.as_bytes(),
         i: 0,
         line: 1,
         column: 1,
     };
-    // A UTF-8 byte order mark is not content.
     if text.starts_with('\u{feff}') {
-        r.i = '\u{feff}'.len_utf8();
+        return Err(JsonError {
+            pos: r.pos(),
+            expected: "a value (json-c refuses a byte order mark)".to_string(),
+            found: "a UTF-8 byte order mark".to_string(),
+        });
     }
     r.skip_blank()?;
     let v = r.value(0)?;
     r.skip_blank()?;
-    if r.i < r.s.len() {
-        return Err(r.error_here("end of input after the top-level value"));
-    }
-    Ok(v)
+    let rest = (r.i < r.s.len()).then(|| r.pos());
+    Ok((v, rest))
 }
 
 struct Reader<'a> {
@@ -196,28 +220,45 @@ impl Reader<'_> {
         match self.peek() {
             Some(b'{') => self.object(depth),
             Some(b'[') => self.array(depth),
-            Some(b'"') => self.string().map(Value::Str),
+            Some(q @ (b'"' | b'\'')) => self.string(q).map(Value::Str),
+            Some(b'-')
+                if matches!(self.s.get(self.i + 1), Some(b'i' | b'I'))
+                    && self.word_is(self.i + 1, "infinity") =>
+            {
+                self.bump();
+                self.literal("infinity", Value::Float(f64::NEG_INFINITY))
+            }
             Some(b'-' | b'0'..=b'9') => self.number(),
-            Some(b't') => self.literal("true", Value::Bool(true)),
-            Some(b'f') => self.literal("false", Value::Bool(false)),
-            Some(b'n') => self.literal("null", Value::Null),
+            Some(b't' | b'T') => self.literal("true", Value::Bool(true)),
+            Some(b'f' | b'F') => self.literal("false", Value::Bool(false)),
+            Some(b'n' | b'N') if self.word_is(self.i, "nan") => {
+                self.literal("nan", Value::Float(f64::NAN))
+            }
+            Some(b'n' | b'N') => self.literal("null", Value::Null),
+            Some(b'i' | b'I') => self.literal("infinity", Value::Float(f64::INFINITY)),
             _ => Err(self.error_here("a value")),
         }
     }
 
-    fn enter(&self, depth: usize) -> Result<usize, JsonError> {
+    /// Refuses a member or element nested in `depth` objects and arrays when json-c would
+    /// (it refuses a value at its maximum depth, so an empty innermost object may be one
+    /// level deeper than one with members).
+    fn check_depth(&self, depth: usize) -> Result<(), JsonError> {
         if depth >= MAX_DEPTH {
             return Err(JsonError {
                 pos: self.pos(),
-                expected: format!("at most {MAX_DEPTH} levels of nested objects and arrays"),
+                expected: format!(
+                    "values nested in at most {} objects and arrays (json-c's depth)",
+                    MAX_DEPTH - 1
+                ),
                 found: "deeper nesting".to_string(),
             });
         }
-        Ok(depth + 1)
+        Ok(())
     }
 
     fn object(&mut self, depth: usize) -> Result<Value, JsonError> {
-        let depth = self.enter(depth)?;
+        let depth = depth + 1;
         self.bump(); // '{'
         let mut members = Vec::new();
         loop {
@@ -227,7 +268,7 @@ impl Reader<'_> {
                     self.bump();
                     return Ok(Value::Object(members));
                 }
-                Some(b'"') => {}
+                Some(b'"' | b'\'') => {}
                 _ => {
                     let expected = if members.is_empty() {
                         "a quoted key or '}'"
@@ -238,13 +279,14 @@ impl Reader<'_> {
                 }
             }
             let key_pos = self.pos();
-            let key = self.string()?;
+            let key = self.string(self.s[self.i])?;
             self.skip_blank()?;
             if self.peek() != Some(b':') {
                 return Err(self.error_here("':' after the key"));
             }
             self.bump();
             self.skip_blank()?;
+            self.check_depth(depth)?;
             let v = self.value(depth)?;
             members.push((key, v, key_pos));
             self.skip_blank()?;
@@ -258,7 +300,7 @@ impl Reader<'_> {
     }
 
     fn array(&mut self, depth: usize) -> Result<Value, JsonError> {
-        let depth = self.enter(depth)?;
+        let depth = depth + 1;
         self.bump(); // '['
         let mut items = Vec::new();
         loop {
@@ -269,10 +311,14 @@ impl Reader<'_> {
             }
             if !matches!(
                 self.peek(),
-                Some(b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+                Some(
+                    b'{' | b'[' | b'"' | b'\'' | b'-' | b'0'
+                        ..=b'9' | b't' | b'T' | b'f' | b'F' | b'n' | b'N' | b'i' | b'I'
+                )
             ) {
                 return Err(self.error_here("a value or ']'"));
             }
+            self.check_depth(depth)?;
             let pos = self.pos();
             let v = self.value(depth)?;
             items.push((v, pos));
@@ -285,9 +331,17 @@ impl Reader<'_> {
         }
     }
 
+    /// Whether the text at `at` is `word` in any case (json-c's non-strict literals).
+    fn word_is(&self, at: usize, word: &str) -> bool {
+        self.s
+            .get(at..at + word.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(word.as_bytes()))
+    }
+
+    /// `word` (lower case) in any case, not followed by a letter, digit or '_'.
     fn literal(&mut self, word: &str, v: Value) -> Result<Value, JsonError> {
         let w = word.as_bytes();
-        if self.s.get(self.i..self.i + w.len()) == Some(w) {
+        if self.word_is(self.i, word) {
             let after = self.s.get(self.i + w.len()).copied();
             if !matches!(after, Some(b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_')) {
                 for _ in 0..w.len() {
@@ -350,29 +404,22 @@ impl Reader<'_> {
         }
     }
 
-    fn string(&mut self) -> Result<String, JsonError> {
+    /// A string between `quote`s (json-c takes '"' or '\''), raw control characters
+    /// included, as json-c keeps them.
+    fn string(&mut self, quote: u8) -> Result<String, JsonError> {
         let start = self.pos();
-        self.bump(); // '"'
+        self.bump(); // the quote
         let mut out = Vec::new();
         loop {
             match self.peek() {
                 None => {
                     return Err(JsonError {
                         pos: start,
-                        expected: "'\"' to close the string starting here".to_string(),
+                        expected: format!("{:?} to close the string starting here", quote as char),
                         found: "end of input".to_string(),
                     })
                 }
-                // Refusing raw line breaks keeps a missing quote's error near the mistake
-                // instead of at the end of the file.
-                Some(b'\n') => {
-                    return Err(JsonError {
-                        pos: start,
-                        expected: "'\"' to close the string starting here".to_string(),
-                        found: "the end of the line".to_string(),
-                    })
-                }
-                Some(b'"') => {
+                Some(q) if q == quote => {
                     self.bump();
                     // The bytes come from a &str and escapes push whole characters.
                     return Ok(String::from_utf8(out)
@@ -520,7 +567,8 @@ mod tests {
         assert_eq!((e.pos.column, e.found.as_str()), (7, "'t'"));
 
         let e = parse("{\"a\": \"open\n}").unwrap_err();
-        assert_eq!(e.pos, Pos { line: 1, column: 7 });
+        assert_eq!(e.pos, Pos { line: 1, column: 7 }, "where the string opens");
+        assert_eq!(e.found, "end of input");
 
         let e = parse("{} /* never closed").unwrap_err();
         assert_eq!(e.pos.column, 4);
@@ -531,6 +579,11 @@ mod tests {
 
         assert!(parse("").is_err());
         assert!(parse("{} {}").is_err());
+        assert!(
+            parse("\u{feff}{}").is_err(),
+            "json-c refuses a byte order mark"
+        );
+        assert!(parse("{'a': 'b\\'}").is_err(), "no \\' escape in json-c");
         assert!(parse("[1,,2]").is_err());
         assert!(parse("{,}").is_err());
     }
@@ -539,9 +592,53 @@ mod tests {
     fn deep_nesting_is_an_error_not_a_crash() {
         let deep = "[".repeat(100_000);
         let e = parse(&deep).unwrap_err();
-        assert!(e.expected.contains("levels"), "{e:?}");
-        let ok = format!("{}{}", "[".repeat(MAX_DEPTH - 1), "]".repeat(MAX_DEPTH - 1));
-        assert!(parse(&ok).is_ok());
+        assert!(e.expected.contains("depth"), "{e:?}");
+    }
+
+    /// json-c's tokener refuses a value at depth JSON_TOKENER_DEFAULT_DEPTH - 1 = 31 and
+    /// above (the top-level value is at depth 0): 32 nested arrays are read when the
+    /// innermost is empty, not when it holds a value; 33 are refused.
+    #[test]
+    fn nesting_is_bounded_where_json_c_bounds_it() {
+        let nest = |n: usize, inner: &str| format!("{}{inner}{}", "[".repeat(n), "]".repeat(n));
+        assert!(parse(&nest(32, "")).is_ok());
+        assert!(parse(&nest(31, "1")).is_ok());
+        assert!(parse(&nest(32, "1")).is_err());
+        assert!(parse(&nest(33, "")).is_err());
+        let obj = |n: usize| format!("{}1{}", "{\"a\":".repeat(n), "}".repeat(n));
+        assert!(parse(&obj(31)).is_ok());
+        assert!(parse(&obj(32)).is_err());
+    }
+
+    /// What json-c's tokener accepts outside strict mode.
+    #[test]
+    fn accepts_what_json_c_accepts() {
+        let v = parse(
+            "{'a': 'it\"s', \"b\": [TRUE, False, Null, NaN, -Infinity, infinity], \"c\": \"x\ny\"}",
+        )
+        .unwrap();
+        let m = obj(&v);
+        assert_eq!(
+            m[0],
+            (
+                "a".to_string(),
+                Value::Str("it\"s".to_string()),
+                Pos { line: 1, column: 2 }
+            )
+        );
+        let Value::Array(b) = &m[1].1 else { panic!() };
+        assert_eq!(b[0].0, Value::Bool(true));
+        assert_eq!(b[1].0, Value::Bool(false));
+        assert_eq!(b[2].0, Value::Null);
+        assert!(matches!(b[3].0, Value::Float(f) if f.is_nan()));
+        assert_eq!(b[4].0, Value::Float(f64::NEG_INFINITY));
+        assert_eq!(b[5].0, Value::Float(f64::INFINITY));
+        assert_eq!(m[2].1, Value::Str("x\ny".to_string()));
+        // json-c stops after the first value.
+        let (v, rest) = parse_json_c("{\"a\": 1}\n garbage").unwrap();
+        assert_eq!(obj(&v).len(), 1);
+        assert_eq!(rest, Some(Pos { line: 2, column: 2 }));
+        assert_eq!(parse_json_c("{} /* c */ \n").unwrap().1, None);
     }
 
     proptest! {

@@ -521,8 +521,20 @@ pub fn parse_workload(text: &str, file: &str) -> Result<Workload, InputError> {
 /// Parses and validates rt-app JSON text, recording every error it can recover from (a
 /// JSON syntax error stops it: it is the only one then) and every warning.
 pub fn check_workload(text: &str, file: &str) -> Checked {
-    match json::parse(text) {
-        Ok(root) => Parser::new(file).workload(&root),
+    match json::parse_json_c(text) {
+        Ok((root, rest)) => {
+            let mut parser = Parser::new(file);
+            if let Some(pos) = rest {
+                parser.warn(
+                    &format!("line {} column {}", pos.line, pos.column),
+                    "text after the top-level object".to_string(),
+                    "ignored, as json-c stops reading there",
+                    "end of input after the top-level value",
+                    None,
+                );
+            }
+            parser.workload(&root)
+        }
         Err(e) => Checked::error(InputError::new(
             file,
             format!("line {} column {}", e.pos.line, e.pos.column),
