@@ -75,19 +75,6 @@ pub struct JsonError {
 /// this recursive reader.
 pub const MAX_DEPTH: usize = 32;
 
-/// Parses one JSON value (normally an object) filling the whole text.
-pub fn parse(text: &str) -> Result<Value, JsonError> {
-    let (v, rest) = parse_json_c(text)?;
-    match rest {
-        Some(pos) => Err(JsonError {
-            pos,
-            expected: "end of input after the top-level value".to_string(),
-            found: "more text".to_string(),
-        }),
-        None => Ok(v),
-    }
-}
-
 /// Parses the first JSON value of the text as json-c does, and where non-blank text after
 /// it starts, if any (json-c ignores it).
 pub fn parse_json_c(text: &str) -> Result<(Value, Option<Pos>), JsonError> {
@@ -500,6 +487,19 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use proptest::sample::Index;
+
+    /// One JSON value filling the whole text.
+    fn parse(text: &str) -> Result<Value, JsonError> {
+        let (v, rest) = parse_json_c(text)?;
+        match rest {
+            Some(pos) => Err(JsonError {
+                pos,
+                expected: "end of input after the top-level value".to_string(),
+                found: "more text".to_string(),
+            }),
+            None => Ok(v),
+        }
+    }
 
     fn obj(v: &Value) -> &[(String, Value, Pos)] {
         match v {
