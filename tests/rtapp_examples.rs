@@ -317,3 +317,16 @@ fn files_json_c_rejects_exit_2_with_line_and_column() {
         );
     }
 }
+
+/// What `schedlab gen` writes is read without a warning: every key it uses is rt-app's or
+/// a documented extension.
+#[test]
+fn every_generator_writes_files_without_warnings() {
+    for name in schedlab::workload::gen::Generator::NAMES {
+        let out = schedlab(&["gen", name]);
+        assert_eq!(out.status.code(), Some(0), "gen {name}");
+        let c = schedlab::workload::check_workload(&String::from_utf8_lossy(&out.stdout), name);
+        assert!(c.errors.is_empty(), "gen {name}: {:?}", c.errors);
+        assert!(c.warnings.is_empty(), "gen {name}: {:?}", c.warnings);
+    }
+}

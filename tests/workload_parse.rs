@@ -1252,7 +1252,108 @@ fn stepping_does_not_allocate_in_steady_state() {
     assert!(th.activations() > 100);
 }
 
+/// rt-app's own examples (`tests/rtapp-doc-examples/`): name and text.
+fn doc_examples() -> Vec<(String, String)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/rtapp-doc-examples");
+    let mut out = Vec::new();
+    for sub in ["", "tutorial"] {
+        for e in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "json") {
+                out.push((
+                    p.display().to_string(),
+                    std::fs::read_to_string(&p).unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    assert!(out.len() >= 20, "examples missing");
+    out
+}
+
+/// What `check_workload` returns holds together: a workload exactly when there is no
+/// error, every message names the file, and the workload carries the warnings.
+fn assert_consistent(c: &Checked, file: &str) {
+    assert_eq!(c.workload.is_some(), c.errors.is_empty(), "{:?}", c.errors);
+    for e in &c.errors {
+        assert!(e.to_string().starts_with(&format!("{file}: ")), "{e}");
+    }
+    for w in &c.warnings {
+        assert!(w.to_string().starts_with(&format!("{file}: ")), "{w}");
+    }
+    if let Some(w) = &c.workload {
+        assert_eq!(&w.warnings, &c.warnings);
+    }
+}
+
 proptest! {
+    /// Mutated rt-app files never panic the reader, and what it returns holds together.
+    #[test]
+    fn mutated_rt_app_examples_never_panic(
+        which in any::<proptest::sample::Index>(),
+        edits in proptest::collection::vec(
+            (any::<proptest::sample::Index>(), 0u8..3, any::<u8>()), 1..8),
+    ) {
+        let files = doc_examples();
+        let (name, text) = &files[which.index(files.len())];
+        let mut bytes = text.clone().into_bytes();
+        for (at, op, byte) in edits {
+            let i = at.index(bytes.len() + 1);
+            const ALPHABET: &[u8] = b"{}[]\"',:/*-0123456789 \nrunsleptimerfoklxyzTN";
+            let b = ALPHABET[usize::from(byte) % ALPHABET.len()];
+            match op {
+                0 if i < bytes.len() => { bytes.remove(i); }
+                1 => bytes.insert(i, b),
+                _ if i < bytes.len() => bytes[i] = b,
+                _ => {}
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        assert_consistent(&check_workload(&text, name), name);
+    }
+
+    /// A typo in a key of rt-app's grammar (its second letter doubled) never passes
+    /// unnoticed: there is a warning at the misspelt key.
+    #[test]
+    fn a_misspelt_key_is_always_reported(
+        which in any::<proptest::sample::Index>(),
+        nth in any::<proptest::sample::Index>(),
+    ) {
+        const KEYS: &[&str] = &[
+            "tasks", "global", "instance", "loop", "phases", "priority", "policy", "cpus",
+            "delay", "duration", "calibration", "default_policy", "log_basename", "logdir",
+            "run", "sleep", "timer", "ref", "period", "mode", "lock", "unlock", "wait",
+            "signal", "mutex", "suspend", "resume", "barrier", "fork", "dl-runtime",
+        ];
+        let files = doc_examples();
+        let (name, text) = &files[which.index(files.len())];
+        prop_assume!(check_workload(text, name).errors.is_empty());
+        let spots: Vec<usize> = KEYS
+            .iter()
+            .flat_map(|k| {
+                let quoted = format!("\"{k}\"");
+                text.match_indices(&quoted).map(|(i, _)| i).collect::<Vec<_>>()
+            })
+            // A key, not a word in a comment: only blanks, '{' or ',' before it on its line.
+            .filter(|&i| {
+                let before = text[..i].rsplit('\n').next().unwrap_or("").trim_end();
+                before.trim_start().is_empty() || before.ends_with('{') || before.ends_with(',')
+            })
+            .collect();
+        prop_assume!(!spots.is_empty());
+        let at = spots[nth.index(spots.len())];
+        let key: String = text[at + 1..].chars().take_while(|&c| c != '"').collect();
+        let typo = format!("{}{}", &key[..2], &key[1..]);
+        let mutated = format!("{}\"{typo}\"{}", &text[..at], &text[at + key.len() + 2..]);
+        let c = check_workload(&mutated, name);
+        assert_consistent(&c, name);
+        prop_assert!(
+            c.warnings.iter().any(|w| w.place == typo || w.place.ends_with(&format!(".{typo}"))),
+            "{} in {}: {:?} {:?}", typo, name, c.warnings, c.errors
+        );
+    }
+
     #[test]
     fn random_text_never_panics(s in "\\PC{0,300}") {
         let _ = parse_workload(&s, "p.json");
@@ -1416,6 +1517,7 @@ fn every_generator_writes_a_valid_workload() {
     for j in jsons {
         let w = parse(&j.to_string());
         assert!(w.global.generator.is_some());
+        assert!(w.warnings.is_empty(), "{:?}", w.warnings);
         w.check_platform(8).unwrap_or_else(|e| panic!("{e}"));
     }
     // A priority outside the policy's range is an input error, not a workload.
