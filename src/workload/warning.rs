@@ -62,7 +62,7 @@ pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let mut best: Option<(usize, &str)> = None;
     for &c in candidates {
         let d = edit_distance(word, c);
-        if d <= limit && best.is_none_or(|(b, _)| d < b) {
+        if d <= limit && best.map_or(true, |(b, _)| d < b) {
             best = Some((d, c));
         }
     }
