@@ -490,6 +490,25 @@ fn legacy_deadline_keys_beside_phases_are_the_threads_parameters() {
     assert_eq!(e.place, "tasks.t.dl-deadline");
 }
 
+/// json-c does not check UTF-8, so rt-app reads a file with a Latin-1 comment: so do we,
+/// with a warning at the first bad byte.
+#[test]
+fn bytes_that_are_not_utf8_are_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latin1.json");
+    let mut text = b"{\n  /* caf".to_vec();
+    text.push(0xE9); // 'é' in Latin-1
+    text.extend_from_slice(b" */ \"tasks\": {\"t\": {\"run\": 10}}}");
+    std::fs::write(&path, text).unwrap();
+    let c = check_file(&path);
+    assert!(c.errors.is_empty(), "{:?}", c.errors);
+    assert_eq!(c.warnings.len(), 1);
+    assert_eq!(c.warnings[0].place, "line 2 column 9");
+    let w = c.workload.unwrap();
+    assert_eq!(w.warnings, c.warnings);
+    assert!(w.check_strict().is_err());
+}
+
 /// `check_workload` goes on after an error it can recover from: every bad value of the
 /// file is reported at once, in file order within each object.
 #[test]

@@ -18,7 +18,8 @@
 //!   (nice for fair policies, default 0; 1..99 for FIFO/RR, default 10; ignored for
 //!   DEADLINE), `dl-runtime`/`dl-period`/`dl-deadline` (µs; period defaults to runtime,
 //!   deadline to period; at task level the legacy keys `runtime`, `period`, `deadline` are
-//!   read too, so an exact `runtime` event key in a phase-less task is also its dl-runtime,
+//!   read too when the dl- ones are absent, beside `phases` as without them (an exact
+//!   `runtime` key beside phases is not an event; in a phase-less task it is also its dl-runtime),
 //!   the custom slice of a SCHED_OTHER task), `util_min`/`util_max` (-1 = unchanged),
 //!   `taskgroup` (`"/a/b"`, `""` = none; fair policies only), `nodes_membind` (ignored).
 //!   A phase changes only what it sets: a phase `priority` without `policy` keeps the policy
@@ -26,7 +27,8 @@
 //! - Events, recognised by prefix in rt-app's order (`run0`, `runtime-1`, `sleep_a` …), in file
 //!   order with repeated keys kept: `run`, `runtime`, `sleep` (µs), `timer`
 //!   (`{"ref", "period", "mode"}`), `lock`, `unlock`, `wait`/`sync` (`{"ref", "mutex"}`),
-//!   `signal`, `broad`, `barrier`, `suspend` (value ignored), `resume` (a task name), `yield`,
+//!   `signal`, `broad`, `barrier`, `suspend` (value ignored: a thread suspends on its task's name), `resume` (the name
+//!   threads suspend on, a wait resource as in rt-app), `yield`,
 //!   `fork` (a task name), `mem` (bytes), `memrun` (`{"type", "size", "count", …}`), `iorun`
 //!   (bytes), `sem_post`, `sem_wait`.
 //!
@@ -498,16 +500,26 @@ pub fn check_file(path: &Path) -> Checked {
     match String::from_utf8(bytes) {
         Ok(text) => check_workload(&text, &file),
         Err(e) => {
+            // json-c does not check UTF-8 (no JSON_TOKENER_VALIDATE_UTF8), so rt-app reads
+            // such a file; the bad bytes are read as U+FFFD, with a warning at the first.
             let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let text = String::from_utf8_lossy(good);
-            let line = text.matches('\n').count() + 1;
-            let column = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            Checked::error(InputError::new(
-                &file,
-                format!("line {line} column {column}"),
-                "UTF-8 text",
-                "a byte that is not UTF-8",
-            ))
+            let before = String::from_utf8_lossy(good);
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            let warning = Warning {
+                file: file.clone(),
+                place: format!("line {line} column {column}"),
+                found: "a byte that is not UTF-8".to_string(),
+                effect: "read as U+FFFD, as json-c does not check UTF-8".to_string(),
+                expected: "UTF-8 text".to_string(),
+                suggestion: None,
+            };
+            let mut checked = check_workload(&String::from_utf8_lossy(e.as_bytes()), &file);
+            checked.warnings.insert(0, warning.clone());
+            if let Some(w) = &mut checked.workload {
+                w.warnings.insert(0, warning);
+            }
+            checked
         }
     }
 }
