@@ -13,12 +13,14 @@
 //! Lines are formatted by hand into one reused buffer (`text.rs`) and handed to the writer
 //! a megabyte at a time.
 
-use super::text::{hex, int, right, uint, uint_left, uint_zero_padded};
+use super::text::{hex, int, nine_digits, right, uint, uint_left, uint_zero_padded};
 use super::{EventSelection, Observer, TaskRef, TraceEvent, IDLE_COMM};
 use std::io::{self, Write};
 
 /// Bytes gathered before they go to the writer.
 const FLUSH_AT: usize = 1 << 20;
+/// Slots of the rendered-comm cache.
+const COMM_CACHE: usize = 256;
 
 pub struct Ftrace<W: Write> {
     out: W,
@@ -26,6 +28,8 @@ pub struct Ftrace<W: Write> {
     /// The selectable events this trace shows (the kernel may emit more, for counters).
     shown: EventSelection,
     counters: bool,
+    /// Rendered `<comm>-<pid>` line starts by pid modulo `COMM_CACHE`.
+    comms: Vec<(u32, Vec<u8>)>,
     /// The first write error; later writes are skipped and `finish` reports it.
     error: Option<io::Error>,
 }
@@ -48,6 +52,7 @@ impl<W: Write> Ftrace<W> {
             buf,
             shown,
             counters,
+            comms: vec![(u32::MAX, Vec::new()); COMM_CACHE],
             error: None,
         }
     }
@@ -61,16 +66,34 @@ impl<W: Write> Ftrace<W> {
     /// `<comm>-<pid> [<cpu>] <secs>.<ns>: ` of the task running on `cpu`.
     fn prefix(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>) {
         let (comm, pid) = current.map_or((IDLE_COMM, 0), |t| (t.comm, t.pid));
+        // A task's comm is fixed (renames reach the trace only as events), so its rendered
+        // `<comm>-<pid>` is kept in a small direct-mapped cache by pid: memory stays
+        // bounded however many tasks a run forks.
+        let slot = &mut self.comms[pid as usize % COMM_CACHE];
+        if slot.0 != pid || slot.1.is_empty() {
+            slot.0 = pid;
+            slot.1.clear();
+            right(&mut slot.1, comm, 16);
+            slot.1.push(b'-');
+            uint_left(&mut slot.1, pid.into(), 5);
+        }
         let b = &mut self.buf;
-        right(b, comm, 16);
-        b.push(b'-');
-        uint_left(b, pid.into(), 5);
+        b.extend_from_slice(&slot.1);
         b.extend_from_slice(b" [");
-        uint_zero_padded(b, cpu as u64, 3);
+        if cpu < 1000 {
+            let d = [
+                b'0' + (cpu / 100) as u8,
+                b'0' + (cpu / 10 % 10) as u8,
+                b'0' + (cpu % 10) as u8,
+            ];
+            b.extend_from_slice(&d);
+        } else {
+            uint(b, cpu as u64);
+        }
         b.extend_from_slice(b"] ");
         uint(b, ts / 1_000_000_000);
         b.push(b'.');
-        uint_zero_padded(b, ts % 1_000_000_000, 9);
+        nine_digits(b, ts % 1_000_000_000);
         b.extend_from_slice(b": ");
     }
 

@@ -1,42 +1,46 @@
 //! Formatting into a reused byte buffer, without `core::fmt`: the text trace writes millions
 //! of lines, and `write!` costs several times the simulation itself (issue 12).
 
-/// The decimal digits of `v`: `digits[start..]`.
-fn decimal(v: u64) -> ([u8; 20], usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut v = v;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    (digits, i)
-}
-
 /// Append `v` in decimal.
+#[inline]
 pub fn uint(out: &mut Vec<u8>, v: u64) {
-    let (digits, start) = decimal(v);
-    out.extend_from_slice(&digits[start..]);
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// Append `v` in decimal, with a minus sign when negative.
+#[inline]
 pub fn int(out: &mut Vec<u8>, v: i64) {
-    if v < 0 {
-        out.push(b'-');
-    }
-    uint(out, v.unsigned_abs());
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// Append `v` in decimal, zero-padded to `width` digits (`%0Nd`).
 pub fn uint_zero_padded(out: &mut Vec<u8>, v: u64, width: usize) {
-    let (digits, start) = decimal(v);
-    let len = digits.len() - start;
-    out.resize(out.len() + width.saturating_sub(len), b'0');
-    out.extend_from_slice(&digits[start..]);
+    let mut buf = itoa::Buffer::new();
+    let digits = buf.format(v).as_bytes();
+    out.resize(out.len() + width.saturating_sub(digits.len()), b'0');
+    out.extend_from_slice(digits);
+}
+
+/// "00" to "99".
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+      2021222324252627282930313233343536373839\
+      4041424344454647484950515253545556575859\
+      6061626364656667686970717273747576777879\
+      8081828384858687888990919293949596979899";
+
+/// Append `v` (below 10⁹) as exactly nine digits: the nanoseconds of a timestamp.
+#[inline]
+pub fn nine_digits(out: &mut Vec<u8>, v: u64) {
+    debug_assert!(v < 1_000_000_000);
+    let mut digits = [0u8; 9];
+    let mut v = v as u32;
+    for i in (0..4).rev() {
+        let pair = (v % 100) as usize * 2;
+        digits[1 + 2 * i..3 + 2 * i].copy_from_slice(&PAIRS[pair..pair + 2]);
+        v /= 100;
+    }
+    digits[0] = b'0' + v as u8;
+    out.extend_from_slice(&digits);
 }
 
 /// Append `v` in lower-case hexadecimal, without a prefix.
@@ -96,6 +100,11 @@ mod tests {
             let mut b = Vec::new();
             uint_zero_padded(&mut b, v, 9);
             assert_eq!(b, format!("{v:09}").into_bytes());
+            if v < 1_000_000_000 {
+                let mut b = Vec::new();
+                nine_digits(&mut b, v);
+                assert_eq!(b, format!("{v:09}").into_bytes());
+            }
             let mut b = Vec::new();
             uint_left(&mut b, v, 5);
             assert_eq!(b, format!("{v:<5}").into_bytes());
