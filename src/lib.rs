@@ -118,7 +118,12 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         Some(path) => {
             let f = File::create(path).map_err(|e| Error::io(path, e))?;
             let yml = plat_info_path(path);
-            std::fs::write(&yml, platform::plat_info_yaml(&run.platform))
+            let info = platform::RunInfo::new(
+                &run.platform,
+                &run.variant,
+                run.workload.global.calibration,
+            );
+            std::fs::write(&yml, platform::run_plat_info_yaml(&run.platform, &info))
                 .map_err(|e| Error::io(&yml, e))?;
             let nr_cpus = run.platform.nr_cpus();
             let trace: Box<dyn Observer> = match out.trace_format.of(path) {
