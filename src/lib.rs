@@ -44,9 +44,8 @@ use report::plot::{PlotRecorder, Tee};
 use report::Results;
 use sim::{EventQueue, SimRng};
 use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use trace::{EventSelection, Ftrace, Observer, RtappLogs};
+use trace::{Dat, EventSelection, Ftrace, Observer, RtappLogs, TraceFormat};
 use workload::Workload;
 
 /// Simulated time of a run whose workload and command line give none.
@@ -70,6 +69,10 @@ pub struct Outputs {
     pub trace: Option<PathBuf>,
     /// Load-tracking events the trace carries besides the default ones.
     pub trace_events: EventSelection,
+    /// Text or trace.dat (`--trace-format`; by default from the file name).
+    pub trace_format: TraceFormat,
+    /// Perfetto counter lines in the text trace (`--trace-counters`).
+    pub trace_counters: bool,
     pub rtapp_logs: Option<PathBuf>,
     /// Where to draw the run's SVG plots (`report/plot.rs`).
     pub plot: Option<PathBuf>,
@@ -115,16 +118,34 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         Some(path) => {
             let f = File::create(path).map_err(|e| Error::io(path, e))?;
             let yml = plat_info_path(path);
-            std::fs::write(&yml, platform::plat_info_yaml(&run.platform))
+            let info = platform::RunInfo::new(
+                &run.platform,
+                &run.variant,
+                run.workload.global.calibration,
+            );
+            std::fs::write(&yml, platform::run_plat_info_yaml(&run.platform, &info))
                 .map_err(|e| Error::io(&yml, e))?;
-            Some(Box::new(Ftrace::new(
-                BufWriter::with_capacity(1 << 16, f),
-                run.platform.nr_cpus(),
-            )))
+            let nr_cpus = run.platform.nr_cpus();
+            let trace: Box<dyn Observer> = match out.trace_format.of(path) {
+                TraceFormat::Dat => {
+                    drop(f);
+                    Box::new(Dat::new(path, nr_cpus))
+                }
+                _ => Box::new(Ftrace::with_options(
+                    f,
+                    nr_cpus,
+                    out.trace_events,
+                    out.trace_counters,
+                )),
+            };
+            Some(trace)
         }
         None => None,
     };
     let mut events = out.trace_events;
+    if out.trace.is_some() && out.trace_counters {
+        events = events.with_counter_sources();
+    }
     let observer: Option<Box<dyn Observer>> = match (&out.plot, trace) {
         (None, trace) => trace,
         (Some(dir), trace) => {

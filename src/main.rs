@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use schedlab::error::InputError;
 use schedlab::experiment::{self, Experiment};
 use schedlab::platform::{preset, preset_names, Platform};
-use schedlab::trace::EventSelection;
+use schedlab::trace::{EventSelection, TraceFormat};
 use schedlab::workload::parse_workload;
 use schedlab::{Error, Outputs};
 use std::io::IsTerminal;
@@ -174,9 +174,17 @@ struct RunArgs {
     /// Write the JSON results to FILE (- for standard output).
     #[arg(long, value_name = "FILE")]
     json: Option<String>,
-    /// Write an ftrace text trace to FILE (and FILE's stem .plat_info.yml beside it).
+    /// Write an ftrace trace to FILE (and FILE's stem .plat_info.yml beside it): trace-cmd
+    /// report text, or trace-cmd's binary trace.dat when FILE ends in .dat.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// The trace's format whatever its name: text or dat.
+    #[arg(long, value_name = "FORMAT")]
+    trace_format: Option<String>,
+    /// Add utilisation, clamp and overutilized values to the text trace as atrace counter
+    /// lines (tracing_mark_write: C|pid|name|value), which Perfetto shows as tracks.
+    #[arg(long)]
+    trace_counters: bool,
     /// Load-tracking events to add to the trace: all, or a comma-separated list of
     /// sched_pelt_se, sched_pelt_cfs, sched_util_est_se, sched_util_est_cfs,
     /// sched_cpu_capacity (LISA's kernel-module formats).
@@ -271,9 +279,15 @@ fn run(args: RunArgs) -> Result<(), Error> {
         Some(list) => EventSelection::parse(list)?,
         None => EventSelection::default(),
     };
+    let trace_format = match args.trace_format.as_deref() {
+        Some(f) => TraceFormat::parse(f)?,
+        None => TraceFormat::Auto,
+    };
     let outputs = Outputs {
         trace: args.trace.clone(),
         trace_events,
+        trace_format,
+        trace_counters: args.trace_counters,
         rtapp_logs: args.rtapp_logs.clone(),
         plot: args.plot.clone(),
     };

@@ -65,6 +65,8 @@ const IDLE_REF: TaskRef<'static> = TaskRef {
 
 /// `TASK_COMM_LEN - 1`.
 const COMM_MAX: usize = 15;
+/// The comm of rt-app's main thread, which its threads inherit before naming themselves.
+const RTAPP_COMM: &str = "rt-app";
 
 /// How often blocked PELT signals are refreshed: `LOAD_AVG_PERIOD` jiffies-as-ms of
 /// `nohz.next_blocked`, used for busy CPUs' rebalance too.
@@ -345,6 +347,7 @@ impl Kernel {
                     cpu,
                 },
             );
+            k.trace_initial_state(cpu);
         }
         k.cpufreq_start(0, queue);
         for (index, w) in k.variant.timed_writes.iter().enumerate() {
@@ -443,6 +446,7 @@ impl Kernel {
             pid,
             name,
             comm,
+            renamed: false,
             spec,
             forked: parent.is_some(),
             state: TaskState::New,
@@ -972,11 +976,67 @@ impl Kernel {
     }
 
     /// `update_rt_rq_load_avg()` / `update_dl_rq_load_avg()` with `running` the class's.
-    pub(super) fn update_rt_dl_load_avg(&mut self, cpu: usize, running: Option<Class>) {
+    pub(super) fn update_rt_dl_load_avg(&mut self, cpu: usize, running: Option<Class>, now: Time) {
         let rq = &mut self.rqs[cpu];
-        let now = rq.pelt.now();
-        pelt::update_rt_rq(&mut rq.avg_rt, now, running == Some(Class::Rt));
-        pelt::update_dl_rq(&mut rq.avg_dl, now, running == Some(Class::Dl));
+        let pnow = rq.pelt.now();
+        let rt = pelt::update_rt_rq(&mut rq.avg_rt, pnow, running == Some(Class::Rt));
+        let dl = pelt::update_dl_rq(&mut rq.avg_dl, pnow, running == Some(Class::Dl));
+        self.trace_pelt_rt_dl(cpu, rt, dl, now);
+    }
+
+    /// LISA's `sched_pelt_rt` / `sched_pelt_dl` when the rq's signal was updated
+    /// (`trace_pelt_rt_tp()` / `trace_pelt_dl_tp()` in pelt.c).
+    fn trace_pelt_rt_dl(&mut self, cpu: usize, rt: bool, dl: bool, now: Time) {
+        let sel = self.events;
+        let fields = |a: &SchedAvg| PeltFields {
+            load: a.load_avg,
+            runnable: a.runnable_avg,
+            util: a.util_avg,
+            update_time: a.last_update_time,
+        };
+        if rt && sel.sched_pelt_rt {
+            let avg = fields(&self.rqs[cpu].avg_rt);
+            self.emit(now, cpu, &TraceEvent::SchedPeltRt { cpu, avg });
+        }
+        if dl && sel.sched_pelt_dl {
+            let avg = fields(&self.rqs[cpu].avg_dl);
+            self.emit(now, cpu, &TraceEvent::SchedPeltDl { cpu, avg });
+        }
+    }
+
+    /// Every CPU's state at the start of the trace, so that a CPU that never runs a task
+    /// still has lines: idle (state 0) and the enabled PELT signals of its runqueue.
+    fn trace_initial_state(&mut self, cpu: usize) {
+        self.emit(0, cpu, &TraceEvent::CpuIdle { state: 0, cpu });
+        let sel = self.events;
+        let fields = |a: &SchedAvg| PeltFields {
+            load: a.load_avg,
+            runnable: a.runnable_avg,
+            util: a.util_avg,
+            update_time: a.last_update_time,
+        };
+        if sel.sched_pelt_cfs {
+            let avg = fields(&self.fair.rqs[cpu].avg);
+            self.emit(0, cpu, &TraceEvent::SchedPeltCfs { cpu, avg });
+        }
+        self.trace_pelt_rt_dl(cpu, true, true, 0);
+    }
+
+    /// The thread's first instructions (rt-app's `thread_body`): it names itself, from
+    /// the `rt-app` it inherited from the main thread. `pthread_setname_np` fails with
+    /// ERANGE for a name of 16 bytes or more, and the thread keeps `rt-app`.
+    pub(super) fn thread_start(&mut self, t: TaskId, cpu: usize, now: Time) {
+        let task = &mut self.tasks[t];
+        if task.renamed {
+            return;
+        }
+        task.renamed = true;
+        if task.name.len() <= COMM_MAX {
+            self.emit_task(now, cpu, t, |p| TraceEvent::TaskRename {
+                p,
+                oldcomm: RTAPP_COMM,
+            });
+        }
     }
 
     /// `update_blocked_averages()`: age a CPU's signals that nothing else updates (its
@@ -986,8 +1046,10 @@ impl Kernel {
         let running = self.rqs[cpu].curr.map(|t| self.tasks[t].class());
         let rq = &mut self.rqs[cpu];
         let pnow = rq.pelt.now();
-        let mut decayed = pelt::update_rt_rq(&mut rq.avg_rt, pnow, running == Some(Class::Rt));
-        decayed |= pelt::update_dl_rq(&mut rq.avg_dl, pnow, running == Some(Class::Dl));
+        let rt = pelt::update_rt_rq(&mut rq.avg_rt, pnow, running == Some(Class::Rt));
+        let dl = pelt::update_dl_rq(&mut rq.avg_dl, pnow, running == Some(Class::Dl));
+        self.trace_pelt_rt_dl(cpu, rt, dl, now);
+        let mut decayed = rt || dl;
         decayed |= self.fair.update_blocked(cpu);
         if decayed {
             self.fair.rqs[cpu].util_changed = true;
@@ -1298,7 +1360,7 @@ impl Kernel {
                 }
             }
             // put_prev_task_rt()/_dl(): the class ran until now.
-            Some(c) => self.update_rt_dl_load_avg(cpu, Some(c)),
+            Some(c) => self.update_rt_dl_load_avg(cpu, Some(c), now),
             None => {}
         }
         let rq = &self.rqs[cpu];
@@ -1315,7 +1377,7 @@ impl Kernel {
                 }
             }
             // set_next_task_rt()/_dl(): coming from another class, the class did not run.
-            Some((_, c)) if prev_class != Some(c) => self.update_rt_dl_load_avg(cpu, None),
+            Some((_, c)) if prev_class != Some(c) => self.update_rt_dl_load_avg(cpu, None, now),
             Some(_) => {}
             None => {
                 // update_idle_rq_clock_pelt() on the way to idle.
@@ -1554,10 +1616,10 @@ impl Kernel {
                 }
             }
             Class::Rt => {
-                self.update_rt_dl_load_avg(cpu, Some(Class::Rt));
+                self.update_rt_dl_load_avg(cpu, Some(Class::Rt), now);
                 self.task_tick_rt(t, cpu);
             }
-            Class::Dl => self.update_rt_dl_load_avg(cpu, Some(Class::Dl)),
+            Class::Dl => self.update_rt_dl_load_avg(cpu, Some(Class::Dl), now),
         }
         if now >= self.rqs[cpu].next_blocked {
             self.rqs[cpu].next_blocked = now + BLOCKED_UPDATE_PERIOD_NS;

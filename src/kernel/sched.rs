@@ -112,6 +112,9 @@ pub struct Task {
     /// The full thread name (as rt-app names it); `comm` is its first 15 bytes.
     pub name: String,
     pub comm: String,
+    /// The thread has named itself (rt-app's `pthread_setname_np` at its start: the
+    /// trace's `task_rename` from `rt-app`).
+    pub renamed: bool,
     /// Index of the workload task this thread runs.
     pub spec: usize,
     /// Created by a fork of another thread (not at start).

@@ -36,6 +36,7 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) {
         let cost = self.variant.cost_syscall_ns * SCHED_CAPACITY_SCALE as u64;
+        self.thread_start(t, cpu, now);
         let task = &mut self.tasks[t];
         let mut ctx = UserCtx {
             now,

@@ -9,7 +9,7 @@ mod plat_info;
 mod presets;
 
 pub use file::{load_file, parse_platform};
-pub use plat_info::plat_info_yaml;
+pub use plat_info::{plat_info_yaml, run_plat_info_yaml, RunInfo};
 pub use presets::{preset, preset_names};
 
 use crate::error::InputError;

@@ -8,14 +8,94 @@
 //! consistency checks, instead of the pickled object graph LISA's own dump would contain.
 //! The YAML is written by hand in a fixed order, so equal platforms give equal bytes.
 
+use super::SCHED_CAPACITY_SCALE;
 use super::{FreqDomain, IdleState, Platform};
+use crate::workload::Calibration;
 use std::fmt::Write;
 
 /// The kernel whose scheduler schedlab models (SPEC: mainline v6.1).
 const KERNEL_VERSION: &str = "6.1.0";
 
+/// What a run adds to its platform's plat_info: the kernel's configuration and rt-app's
+/// calibration.
+pub struct RunInfo {
+    /// `CONFIG_*` name and Kconfig value (`y`, `n`, a number), in order.
+    pub config: Vec<(String, String)>,
+    /// Per CPU: rt-app's calibration, ns per loop at the CPU's highest OPP.
+    pub calib: Vec<u64>,
+}
+
+/// Kconfig options the model always has (SPEC: an SMP v6.1 kernel with the cpu cgroup
+/// controller and idle NO_HZ), set `y` beside the variant's own `config.*` switches.
+const FIXED_CONFIG: &[&str] = &["SMP", "CGROUP_SCHED", "NO_HZ_IDLE"];
+
+/// rt-app's loop has no fixed cost in schedlab (`calibration` only scales the logs), so a
+/// workload without an ns-per-loop integer is described with a nominal 1024 ns per loop
+/// at capacity 1024: LISA derives CPU capacities from the ratios of these values.
+const NOMINAL_LOOP_NS: u64 = 1024;
+
+impl RunInfo {
+    /// The plat_info additions of a run with `variant` and the workload's `calibration`.
+    pub fn new(p: &Platform, variant: &crate::kernel::Variant, calibration: Calibration) -> Self {
+        let mut config: Vec<(String, String)> = FIXED_CONFIG
+            .iter()
+            .map(|n| (format!("CONFIG_{n}"), "y".to_string()))
+            .collect();
+        if let serde_json::Value::Object(switches) = variant.to_json() {
+            for (key, value) in switches {
+                let Some(name) = key.strip_prefix("config.") else {
+                    continue;
+                };
+                let value = match value {
+                    serde_json::Value::Bool(b) => if b { "y" } else { "n" }.to_string(),
+                    v => v.to_string(),
+                };
+                config.push((format!("CONFIG_{name}"), value));
+            }
+        }
+        let (loop_ns, at_capacity) = match calibration {
+            Calibration::LoopNs(ns) => (ns, SCHED_CAPACITY_SCALE),
+            Calibration::Cpu(c) if c < p.nr_cpus() => (NOMINAL_LOOP_NS, p.cpus[c].capacity_orig),
+            _ => (NOMINAL_LOOP_NS, SCHED_CAPACITY_SCALE),
+        };
+        let calib = p
+            .cpus
+            .iter()
+            .map(|c| (loop_ns * u64::from(at_capacity) / u64::from(c.capacity_orig.max(1))).max(1))
+            .collect();
+        RunInfo { config, calib }
+    }
+}
+
+/// Micro-architecture names of the Arm cores platform files use (the presets' cortex-*
+/// and Qualcomm kryo*, and Neoverse servers).
+const ARM_UARCH_PREFIXES: &[&str] = &["cortex-", "kryo", "neoverse-"];
+
+/// The ABI LISA names (devlib's `abi`): `arm64` for Arm cores, else `x86_64`.
+fn abi(p: &Platform) -> &'static str {
+    let arm = p
+        .cpus
+        .iter()
+        .all(|c| ARM_UARCH_PREFIXES.iter().any(|a| c.uarch.starts_with(a)));
+    if arm {
+        "arm64"
+    } else {
+        "x86_64"
+    }
+}
+
 /// LISA's `plat_info.yml` for `p`.
 pub fn plat_info_yaml(p: &Platform) -> String {
+    yaml(p, None)
+}
+
+/// LISA's `plat_info.yml` for a run on `p`: also `abi`, `kernel.config` and `rtapp.calib`,
+/// which LISA's rt-app workload generator needs.
+pub fn run_plat_info_yaml(p: &Platform, run: &RunInfo) -> String {
+    yaml(p, Some(run))
+}
+
+fn yaml(p: &Platform, run: Option<&RunInfo>) -> String {
     let mut y = Yaml(String::new());
     y.line(
         0,
@@ -37,6 +117,22 @@ pub fn plat_info_yaml(p: &Platform) -> String {
     y.line(2, "kernel:");
     y.line(3, "version: !call:devlib.target.KernelVersion");
     y.line(4, &format!("version_string: {}", quote(KERNEL_VERSION)));
+    if let Some(run) = run {
+        // A .config's text, which devlib parses into typed values (tristates, ints).
+        let text: String = run
+            .config
+            .iter()
+            .map(|(k, v)| format!("{k}={v}\n"))
+            .collect();
+        y.line(3, "config: !call:devlib.target.TypedKernelConfig.from_str");
+        y.line(4, &format!("text: {}", quote(&text)));
+        y.line(2, &format!("abi: {}", quote(abi(p))));
+        y.line(2, "rtapp:");
+        y.line(3, "calib:");
+        for (i, c) in run.calib.iter().enumerate() {
+            y.line(4, &format!("{i}: {c}"));
+        }
+    }
     y.line(2, "cpu-capacities:");
     // LISA derives rt-app capacities from calibration only when these are writeable.
     y.line(3, "writeable: false");

@@ -1,20 +1,60 @@
 //! The ftrace text trace, line for line as `trace-cmd report` prints it:
-//! `<comm>-<pid> [<cpu>] <secs>.<ns>: <event>: <fields>` after a `cpus=N` first line, with the
-//! field formats of the v6.1 tracepoints (`include/trace/events/sched.h`, `power.h`).
+//! `<comm>-<pid> [<cpu>] <secs>.<ns>: <event>: <fields>` with the field formats of the v6.1
+//! tracepoints (`include/trace/events/sched.h`, `power.h`, `task.h`) and of LISA's module.
+//!
+//! The file starts `# tracer: nop` (the line every Perfetto build looks for to recognise a
+//! text trace; LISA and trace-cmd-style parsers skip `#` lines) and then `cpus=N` (where
+//! LISA reads the CPU count). With `counters`, utilisation, clamp and overutilized values
+//! also become atrace counter lines (`tracing_mark_write: C|pid|name|value`), which
+//! Perfetto's text importer turns into counter tracks: per task `util`, per CPU
+//! `cpuN util`, `cpuN util clamped`, `cpuN uclamp_min`, `cpuN uclamp_max`, and
+//! `overutilized`, the CPU-wide ones on the idle process (pid 0).
+//!
+//! Lines are formatted by hand into one reused buffer (`text.rs`) and handed to the writer
+//! a megabyte at a time.
 
-use super::{Observer, TaskRef, TraceEvent, IDLE_COMM, PWR_EVENT_EXIT};
+use super::text::{hex, int, nine_digits, right, uint, uint_left, uint_zero_padded};
+use super::{EventSelection, Observer, TaskRef, TraceEvent, IDLE_COMM};
 use std::io::{self, Write};
+
+/// Bytes gathered before they go to the writer.
+const FLUSH_AT: usize = 1 << 20;
+/// Slots of the rendered-comm cache.
+const COMM_CACHE: usize = 256;
 
 pub struct Ftrace<W: Write> {
     out: W,
+    buf: Vec<u8>,
+    /// The selectable events this trace shows (the kernel may emit more, for counters).
+    shown: EventSelection,
+    counters: bool,
+    /// Rendered `<comm>-<pid>` line starts by pid modulo `COMM_CACHE`.
+    comms: Vec<(u32, Vec<u8>)>,
     /// The first write error; later writes are skipped and `finish` reports it.
     error: Option<io::Error>,
 }
 
 impl<W: Write> Ftrace<W> {
-    pub fn new(mut out: W, nr_cpus: usize) -> Self {
-        let error = writeln!(out, "cpus={nr_cpus}").err();
-        Ftrace { out, error }
+    /// A trace of every event the kernel emits, without counter lines.
+    pub fn new(out: W, nr_cpus: usize) -> Self {
+        Ftrace::with_options(out, nr_cpus, all_events(), false)
+    }
+
+    /// A trace showing the selectable events of `shown` (others always show), and the
+    /// atrace counter lines when `counters`.
+    pub fn with_options(out: W, nr_cpus: usize, shown: EventSelection, counters: bool) -> Self {
+        let mut buf = Vec::with_capacity(FLUSH_AT + 4096);
+        buf.extend_from_slice(b"# tracer: nop\n#\ncpus=");
+        uint(&mut buf, nr_cpus as u64);
+        buf.push(b'\n');
+        Ftrace {
+            out,
+            buf,
+            shown,
+            counters,
+            comms: vec![(u32::MAX, Vec::new()); COMM_CACHE],
+            error: None,
+        }
     }
 
     /// The writer, once flushed (for tests).
@@ -23,21 +63,43 @@ impl<W: Write> Ftrace<W> {
         Ok(self.out)
     }
 
-    fn write(
-        &mut self,
-        ts: u64,
-        cpu: usize,
-        current: Option<TaskRef<'_>>,
-        ev: &TraceEvent<'_>,
-    ) -> io::Result<()> {
+    /// `<comm>-<pid> [<cpu>] <secs>.<ns>: ` of the task running on `cpu`.
+    fn prefix(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>) {
         let (comm, pid) = current.map_or((IDLE_COMM, 0), |t| (t.comm, t.pid));
-        let o = &mut self.out;
-        write!(
-            o,
-            "{comm:>16}-{pid:<5} [{cpu:03}] {}.{:09}: ",
-            ts / 1_000_000_000,
-            ts % 1_000_000_000
-        )?;
+        // A task's comm is fixed (renames reach the trace only as events), so its rendered
+        // `<comm>-<pid>` is kept in a small direct-mapped cache by pid: memory stays
+        // bounded however many tasks a run forks.
+        let slot = &mut self.comms[pid as usize % COMM_CACHE];
+        if slot.0 != pid || slot.1.is_empty() {
+            slot.0 = pid;
+            slot.1.clear();
+            right(&mut slot.1, comm, 16);
+            slot.1.push(b'-');
+            uint_left(&mut slot.1, pid.into(), 5);
+        }
+        let b = &mut self.buf;
+        b.extend_from_slice(&slot.1);
+        b.extend_from_slice(b" [");
+        if cpu < 1000 {
+            let d = [
+                b'0' + (cpu / 100) as u8,
+                b'0' + (cpu / 10 % 10) as u8,
+                b'0' + (cpu % 10) as u8,
+            ];
+            b.extend_from_slice(&d);
+        } else {
+            uint(b, cpu as u64);
+        }
+        b.extend_from_slice(b"] ");
+        uint(b, ts / 1_000_000_000);
+        b.push(b'.');
+        nine_digits(b, ts % 1_000_000_000);
+        b.extend_from_slice(b": ");
+    }
+
+    fn line(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>, ev: &TraceEvent<'_>) {
+        self.prefix(ts, cpu, current);
+        let b = &mut self.buf;
         match *ev {
             TraceEvent::SchedSwitch {
                 prev,
@@ -45,115 +107,277 @@ impl<W: Write> Ftrace<W> {
                 next,
                 cpu,
             } => {
-                o.write_all(b"sched_switch: prev_comm=")?;
-                write_comm(o, prev, cpu)?;
-                write!(o, " prev_pid={} prev_prio={} prev_state={prev_state} ==> next_comm=", prev.pid, prev.prio)?;
-                write_comm(o, next, cpu)?;
-                writeln!(o, " next_pid={} next_prio={}", next.pid, next.prio)
+                b.extend_from_slice(b"sched_switch: prev_comm=");
+                switch_comm(b, prev, cpu);
+                field(b, b" prev_pid=", prev.pid.into());
+                field_i(b, b" prev_prio=", prev.prio.into());
+                b.extend_from_slice(b" prev_state=");
+                b.extend_from_slice(prev_state.as_bytes());
+                b.extend_from_slice(b" ==> next_comm=");
+                switch_comm(b, next, cpu);
+                field(b, b" next_pid=", next.pid.into());
+                field_i(b, b" next_prio=", next.prio.into());
             }
-            TraceEvent::SchedWaking { p, target_cpu } => wakeup(o, "sched_waking", p, target_cpu),
-            TraceEvent::SchedWakeup { p, target_cpu } => wakeup(o, "sched_wakeup", p, target_cpu),
-            TraceEvent::SchedWakeupNew { p, target_cpu } => wakeup(o, "sched_wakeup_new", p, target_cpu),
+            TraceEvent::SchedWaking { p, target_cpu } => wakeup(b, b"sched_waking", p, target_cpu),
+            TraceEvent::SchedWakeup { p, target_cpu } => wakeup(b, b"sched_wakeup", p, target_cpu),
+            TraceEvent::SchedWakeupNew { p, target_cpu } => {
+                wakeup(b, b"sched_wakeup_new", p, target_cpu)
+            }
             TraceEvent::SchedMigrateTask {
                 p,
                 orig_cpu,
                 dest_cpu,
-            } => writeln!(
-                o,
-                "sched_migrate_task: comm={} pid={} prio={} orig_cpu={orig_cpu} dest_cpu={dest_cpu}",
-                p.comm, p.pid, p.prio
-            ),
-            TraceEvent::SchedProcessFork { parent, child } => writeln!(
-                o,
-                "sched_process_fork: comm={} pid={} child_comm={} child_pid={}",
-                parent.comm, parent.pid, child.comm, child.pid
-            ),
+            } => {
+                b.extend_from_slice(b"sched_migrate_task: ");
+                comm_pid_prio(b, p);
+                field(b, b" orig_cpu=", orig_cpu as u64);
+                field(b, b" dest_cpu=", dest_cpu as u64);
+            }
+            TraceEvent::SchedProcessFork { parent, child } => {
+                b.extend_from_slice(b"sched_process_fork: comm=");
+                b.extend_from_slice(parent.comm.as_bytes());
+                field(b, b" pid=", parent.pid.into());
+                b.extend_from_slice(b" child_comm=");
+                b.extend_from_slice(child.comm.as_bytes());
+                field(b, b" child_pid=", child.pid.into());
+            }
             TraceEvent::SchedProcessExit { p } => {
-                writeln!(o, "sched_process_exit: comm={} pid={} prio={}", p.comm, p.pid, p.prio)
+                b.extend_from_slice(b"sched_process_exit: ");
+                comm_pid_prio(b, p);
+            }
+            TraceEvent::TaskRename { p, oldcomm } => {
+                field(b, b"task_rename: pid=", p.pid.into());
+                b.extend_from_slice(b" oldcomm=");
+                b.extend_from_slice(oldcomm.as_bytes());
+                b.extend_from_slice(b" newcomm=");
+                b.extend_from_slice(p.comm.as_bytes());
+                b.extend_from_slice(b" oom_score_adj=0");
             }
             TraceEvent::CpuIdle { state, cpu } => {
-                // The tracepoint's state is a u32 printed as an unsigned long.
-                let state = if state == PWR_EVENT_EXIT { 4294967295u64 } else { state as u64 };
-                writeln!(o, "cpu_idle: state={state} cpu_id={cpu}")
+                // The tracepoint's state is a u32 printed as an unsigned long: exit is
+                // 4294967295.
+                field(b, b"cpu_idle: state=", state.into());
+                field(b, b" cpu_id=", cpu as u64);
             }
-            TraceEvent::CpuFrequency { khz, cpu } => writeln!(o, "cpu_frequency: state={khz} cpu_id={cpu}"),
-            TraceEvent::SchedPeltSe { cpu, p, avg } => writeln!(
-                o,
-                "sched_pelt_se: cpu={cpu} path=(null) comm={} pid={} load={} runnable={} util={} update_time={}",
-                p.comm, p.pid, avg.load, avg.runnable, avg.util, avg.update_time
-            ),
-            TraceEvent::SchedPeltCfs { cpu, avg } => writeln!(
-                o,
-                "sched_pelt_cfs: cpu={cpu} path=/ load={} runnable={} util={} update_time={}",
-                avg.load, avg.runnable, avg.util, avg.update_time
-            ),
+            TraceEvent::CpuFrequency { khz, cpu } => {
+                field(b, b"cpu_frequency: state=", khz.into());
+                field(b, b" cpu_id=", cpu as u64);
+            }
+            TraceEvent::SchedPeltSe { cpu, p, avg } => {
+                field(b, b"sched_pelt_se: cpu=", cpu as u64);
+                b.extend_from_slice(b" path=(null) comm=");
+                b.extend_from_slice(p.comm.as_bytes());
+                field(b, b" pid=", p.pid.into());
+                pelt(b, avg);
+            }
+            TraceEvent::SchedPeltCfs { cpu, avg } => {
+                field(b, b"sched_pelt_cfs: cpu=", cpu as u64);
+                b.extend_from_slice(b" path=/");
+                pelt(b, avg);
+            }
+            TraceEvent::SchedPeltRt { cpu, avg } => {
+                field(b, b"sched_pelt_rt: cpu=", cpu as u64);
+                pelt(b, avg);
+            }
+            TraceEvent::SchedPeltDl { cpu, avg } => {
+                field(b, b"sched_pelt_dl: cpu=", cpu as u64);
+                pelt(b, avg);
+            }
             TraceEvent::SchedUtilEstSe {
                 cpu,
                 p,
                 enqueued,
                 ewma,
                 util,
-            } => writeln!(
-                o,
-                "sched_util_est_se: cpu={cpu} path=(null) comm={} pid={} enqueued={enqueued} ewma={ewma} util={util}",
-                p.comm, p.pid
-            ),
+            } => {
+                field(b, b"sched_util_est_se: cpu=", cpu as u64);
+                b.extend_from_slice(b" path=(null) comm=");
+                b.extend_from_slice(p.comm.as_bytes());
+                field(b, b" pid=", p.pid.into());
+                util_est(b, enqueued, ewma, util);
+            }
             TraceEvent::SchedUtilEstCfs {
                 cpu,
                 enqueued,
                 ewma,
                 util,
-            } => writeln!(o, "sched_util_est_cfs: cpu={cpu} path=/ enqueued={enqueued} ewma={ewma} util={util}"),
-            TraceEvent::UclampUtilSe { cpu, p, clamps: c } => writeln!(
-                o,
-                "uclamp_util_se: pid={} comm={} cpu={cpu} util_avg={} uclamp_avg={} uclamp_min={} uclamp_max={}",
-                p.pid, p.comm, c.util_avg, c.uclamp_avg, c.uclamp_min, c.uclamp_max
-            ),
-            TraceEvent::UclampUtilCfs { cpu, clamps: c } => writeln!(
-                o,
-                "uclamp_util_cfs: cpu={cpu} util_avg={} uclamp_avg={} uclamp_min={} uclamp_max={}",
-                c.util_avg, c.uclamp_avg, c.uclamp_min, c.uclamp_max
-            ),
-            TraceEvent::SchedOverutilized { overutilized, span } => writeln!(
-                o,
-                "sched_overutilized: overutilized={} span=0x{span:x}",
-                u8::from(overutilized)
-            ),
-            TraceEvent::Print { text } => writeln!(o, "print: tracing_mark_write: {text}"),
+            } => {
+                field(b, b"sched_util_est_cfs: cpu=", cpu as u64);
+                b.extend_from_slice(b" path=/");
+                util_est(b, enqueued, ewma, util);
+            }
+            TraceEvent::UclampUtilSe { cpu, p, clamps: c } => {
+                field(b, b"uclamp_util_se: pid=", p.pid.into());
+                b.extend_from_slice(b" comm=");
+                b.extend_from_slice(p.comm.as_bytes());
+                field(b, b" cpu=", cpu as u64);
+                clamps(b, c);
+            }
+            TraceEvent::UclampUtilCfs { cpu, clamps: c } => {
+                field(b, b"uclamp_util_cfs: cpu=", cpu as u64);
+                clamps(b, c);
+            }
+            TraceEvent::SchedOverutilized { overutilized, span } => {
+                field(b, b"sched_overutilized: overutilized=", overutilized.into());
+                b.extend_from_slice(b" span=0x");
+                hex(b, span);
+            }
+            TraceEvent::Print { text } => {
+                b.extend_from_slice(b"print: tracing_mark_write: ");
+                b.extend_from_slice(text.as_bytes());
+            }
             TraceEvent::SchedCpuCapacity {
                 cpu,
                 capacity,
                 capacity_orig,
                 capacity_curr,
-            } => writeln!(
-                o,
-                "sched_cpu_capacity: cpu={cpu} capacity={capacity} capacity_orig={capacity_orig} capacity_curr={capacity_curr}"
-            ),
+            } => {
+                field(b, b"sched_cpu_capacity: cpu=", cpu as u64);
+                field(b, b" capacity=", capacity);
+                field(b, b" capacity_orig=", capacity_orig);
+                field(b, b" capacity_curr=", capacity_curr);
+            }
+        }
+        b.push(b'\n');
+    }
+
+    /// The atrace counter lines of `ev`, if it carries a counter value.
+    fn counter_lines(
+        &mut self,
+        ts: u64,
+        cpu: usize,
+        current: Option<TaskRef<'_>>,
+        ev: &TraceEvent<'_>,
+    ) {
+        match *ev {
+            TraceEvent::SchedPeltSe { p, avg, .. } => {
+                self.counter(ts, cpu, current, p.pid, None, "util", avg.util);
+            }
+            TraceEvent::SchedPeltCfs { cpu: c, avg } => {
+                self.counter(ts, cpu, current, 0, Some(c), "util", avg.util);
+            }
+            TraceEvent::UclampUtilCfs { cpu: c, clamps } => {
+                let values = [
+                    ("util clamped", clamps.uclamp_avg),
+                    ("uclamp_min", clamps.uclamp_min),
+                    ("uclamp_max", clamps.uclamp_max),
+                ];
+                for (name, v) in values {
+                    self.counter(ts, cpu, current, 0, Some(c), name, v);
+                }
+            }
+            TraceEvent::SchedOverutilized { overutilized, .. } => {
+                let v = u64::from(overutilized);
+                self.counter(ts, cpu, current, 0, None, "overutilized", v);
+            }
+            _ => {}
         }
     }
+
+    /// `tracing_mark_write: C|pid|[cpuN ]name|value`.
+    #[allow(clippy::too_many_arguments)]
+    fn counter(
+        &mut self,
+        ts: u64,
+        cpu: usize,
+        current: Option<TaskRef<'_>>,
+        pid: u32,
+        of_cpu: Option<usize>,
+        name: &str,
+        value: u64,
+    ) {
+        self.prefix(ts, cpu, current);
+        let b = &mut self.buf;
+        field(b, b"tracing_mark_write: C|", pid.into());
+        b.push(b'|');
+        if let Some(c) = of_cpu {
+            field(b, b"cpu", c as u64);
+            b.push(b' ');
+        }
+        b.extend_from_slice(name.as_bytes());
+        field(b, b"|", value);
+        b.push(b'\n');
+    }
+
+    fn flush_buf(&mut self) -> io::Result<()> {
+        let r = self.out.write_all(&self.buf);
+        self.buf.clear();
+        r
+    }
+}
+
+/// Every selectable event shown.
+fn all_events() -> EventSelection {
+    EventSelection::parse("all").expect("`all` parses")
+}
+
+fn field(b: &mut Vec<u8>, name: &[u8], v: u64) {
+    b.extend_from_slice(name);
+    uint(b, v);
+}
+
+fn field_i(b: &mut Vec<u8>, name: &[u8], v: i64) {
+    b.extend_from_slice(name);
+    int(b, v);
 }
 
 /// The idle task is `swapper/N` in sched_switch.
-fn write_comm<W: Write>(o: &mut W, t: TaskRef<'_>, cpu: usize) -> io::Result<()> {
+fn switch_comm(b: &mut Vec<u8>, t: TaskRef<'_>, cpu: usize) {
     if t.pid == 0 {
-        write!(o, "swapper/{cpu}")
+        field(b, b"swapper/", cpu as u64);
     } else {
-        o.write_all(t.comm.as_bytes())
+        b.extend_from_slice(t.comm.as_bytes());
     }
 }
 
-fn wakeup<W: Write>(o: &mut W, name: &str, p: TaskRef<'_>, target: usize) -> io::Result<()> {
-    writeln!(
-        o,
-        "{name}: comm={} pid={} prio={} target_cpu={target:03}",
-        p.comm, p.pid, p.prio
-    )
+fn comm_pid_prio(b: &mut Vec<u8>, p: TaskRef<'_>) {
+    b.extend_from_slice(b"comm=");
+    b.extend_from_slice(p.comm.as_bytes());
+    field(b, b" pid=", p.pid.into());
+    field_i(b, b" prio=", p.prio.into());
+}
+
+fn wakeup(b: &mut Vec<u8>, name: &[u8], p: TaskRef<'_>, target: usize) {
+    b.extend_from_slice(name);
+    b.extend_from_slice(b": ");
+    comm_pid_prio(b, p);
+    b.extend_from_slice(b" target_cpu=");
+    uint_zero_padded(b, target as u64, 3);
+}
+
+fn pelt(b: &mut Vec<u8>, avg: super::PeltFields) {
+    field(b, b" load=", avg.load);
+    field(b, b" runnable=", avg.runnable);
+    field(b, b" util=", avg.util);
+    field(b, b" update_time=", avg.update_time);
+}
+
+fn util_est(b: &mut Vec<u8>, enqueued: u32, ewma: u32, util: u64) {
+    field(b, b" enqueued=", enqueued.into());
+    field(b, b" ewma=", ewma.into());
+    field(b, b" util=", util);
+}
+
+fn clamps(b: &mut Vec<u8>, c: super::UclampFields) {
+    field(b, b" util_avg=", c.util_avg);
+    field(b, b" uclamp_avg=", c.uclamp_avg);
+    field(b, b" uclamp_min=", c.uclamp_min);
+    field(b, b" uclamp_max=", c.uclamp_max);
 }
 
 impl<W: Write> Observer for Ftrace<W> {
     fn event(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>, ev: &TraceEvent<'_>) {
-        if self.error.is_none() {
-            self.error = self.write(ts, cpu, current, ev).err();
+        if self.error.is_some() {
+            return;
+        }
+        if self.shown.shows(ev) {
+            self.line(ts, cpu, current, ev);
+        }
+        if self.counters {
+            self.counter_lines(ts, cpu, current, ev);
+        }
+        if self.buf.len() >= FLUSH_AT {
+            self.error = self.flush_buf().err();
         }
     }
 
@@ -161,6 +385,7 @@ impl<W: Write> Observer for Ftrace<W> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        self.flush_buf()?;
         self.out.flush()
     }
 }
@@ -169,35 +394,77 @@ impl<W: Write> Observer for Ftrace<W> {
 mod tests {
     use super::*;
 
+    const IDLE: TaskRef<'static> = TaskRef {
+        comm: IDLE_COMM,
+        pid: 0,
+        prio: 120,
+    };
+    const T: TaskRef<'static> = TaskRef {
+        comm: "thread0-0",
+        pid: 101,
+        prio: 120,
+    };
+
     #[test]
     fn sched_switch_line_matches_trace_cmd_report() {
         let mut f = Ftrace::new(Vec::new(), 6);
-        let idle = TaskRef {
-            comm: IDLE_COMM,
-            pid: 0,
-            prio: 120,
-        };
-        let t = TaskRef {
-            comm: "thread0-0",
-            pid: 101,
-            prio: 120,
-        };
         f.event(
             1_000_500,
             0,
             None,
             &TraceEvent::SchedSwitch {
-                prev: idle,
+                prev: IDLE,
                 prev_state: "R",
-                next: t,
+                next: T,
                 cpu: 0,
             },
         );
         let out = String::from_utf8(f.into_inner().unwrap()).unwrap();
         assert_eq!(
             out,
-            "cpus=6\n          <idle>-0     [000] 0.001000500: sched_switch: prev_comm=swapper/0 \
-             prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=thread0-0 next_pid=101 next_prio=120\n"
+            "# tracer: nop\n#\ncpus=6\n          <idle>-0     [000] 0.001000500: sched_switch: \
+             prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=thread0-0 \
+             next_pid=101 next_prio=120\n"
+        );
+    }
+
+    #[test]
+    fn counters_are_atrace_counter_lines() {
+        let mut f = Ftrace::with_options(Vec::new(), 2, EventSelection::default(), true);
+        let avg = crate::trace::PeltFields {
+            load: 10,
+            runnable: 20,
+            util: 300,
+            update_time: 5,
+        };
+        f.event(
+            2_000,
+            1,
+            Some(T),
+            &TraceEvent::SchedPeltSe { cpu: 1, p: T, avg },
+        );
+        f.event(3_000, 1, Some(T), &TraceEvent::SchedPeltCfs { cpu: 1, avg });
+        f.event(
+            4_000,
+            0,
+            None,
+            &TraceEvent::SchedOverutilized {
+                overutilized: true,
+                span: 0x3,
+            },
+        );
+        let out = String::from_utf8(f.into_inner().unwrap()).unwrap();
+        let lines: Vec<&str> = out.lines().skip(3).collect();
+        // The PELT lines are not selected: only their counters show.
+        assert_eq!(
+            lines,
+            [
+                "       thread0-0-101   [001] 0.000002000: tracing_mark_write: C|101|util|300",
+                "       thread0-0-101   [001] 0.000003000: tracing_mark_write: C|0|cpu1 util|300",
+                "          <idle>-0     [000] 0.000004000: sched_overutilized: overutilized=1 \
+                 span=0x3",
+                "          <idle>-0     [000] 0.000004000: tracing_mark_write: C|0|overutilized|1",
+            ]
         );
     }
 }

@@ -1,12 +1,53 @@
 //! Observers of the kernel's event stream: the ftrace text writer (`ftrace.rs`), in the
-//! `trace-cmd report` format LISA and Perfetto read, and rt-app's per-thread logs
-//! (`rtapp_log.rs`). The kernel emits `TraceEvent`s; it knows nothing of formats.
+//! `trace-cmd report` format LISA and Perfetto read, trace-cmd's binary `trace.dat`
+//! (`dat.rs`, with the tracefs format files in `dat/formats.rs`), and rt-app's per-thread
+//! logs (`rtapp_log.rs`). The kernel emits `TraceEvent`s; it knows nothing of formats.
 
+mod dat;
 mod ftrace;
 mod rtapp_log;
+mod text;
 
+pub use dat::Dat;
 pub use ftrace::Ftrace;
 pub use rtapp_log::RtappLogs;
+
+/// The file format of `--trace`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// `dat` when the file name ends in `.dat`, else `text`.
+    #[default]
+    Auto,
+    /// `trace-cmd report` text (`ftrace.rs`).
+    Text,
+    /// trace-cmd's binary trace.dat (`dat.rs`).
+    Dat,
+}
+
+impl TraceFormat {
+    /// `--trace-format`'s value.
+    pub fn parse(s: &str) -> Result<TraceFormat, crate::error::InputError> {
+        match s {
+            "text" => Ok(TraceFormat::Text),
+            "dat" => Ok(TraceFormat::Dat),
+            _ => Err(crate::error::InputError::new(
+                "--trace-format",
+                s,
+                "text or dat",
+                format!("`{s}`"),
+            )),
+        }
+    }
+
+    /// The format of a trace written to `path`.
+    pub fn of(self, path: &std::path::Path) -> TraceFormat {
+        match self {
+            TraceFormat::Auto if path.extension().is_some_and(|e| e == "dat") => TraceFormat::Dat,
+            TraceFormat::Auto => TraceFormat::Text,
+            f => f,
+        }
+    }
+}
 
 /// How an event names a task: comm (≤ 15 chars), pid, kernel prio.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +74,8 @@ pub struct EventSelection {
     pub sched_cpu_capacity: bool,
     pub uclamp_util_se: bool,
     pub uclamp_util_cfs: bool,
+    pub sched_pelt_rt: bool,
+    pub sched_pelt_dl: bool,
 }
 
 impl EventSelection {
@@ -44,6 +87,8 @@ impl EventSelection {
         "sched_cpu_capacity",
         "uclamp_util_se",
         "uclamp_util_cfs",
+        "sched_pelt_rt",
+        "sched_pelt_dl",
     ];
 
     /// A comma-separated list of event names, or `all`.
@@ -60,6 +105,8 @@ impl EventSelection {
                 ("sched_cpu_capacity", &mut sel.sched_cpu_capacity),
                 ("uclamp_util_se", &mut sel.uclamp_util_se),
                 ("uclamp_util_cfs", &mut sel.uclamp_util_cfs),
+                ("sched_pelt_rt", &mut sel.sched_pelt_rt),
+                ("sched_pelt_dl", &mut sel.sched_pelt_dl),
             ] {
                 if all || n == name {
                     *flag = true;
@@ -76,6 +123,31 @@ impl EventSelection {
             }
         }
         Ok(sel)
+    }
+
+    /// Whether a trace with this selection shows `ev` (the events outside the selection
+    /// always show).
+    pub fn shows(&self, ev: &TraceEvent<'_>) -> bool {
+        match ev {
+            TraceEvent::SchedPeltSe { .. } => self.sched_pelt_se,
+            TraceEvent::SchedPeltCfs { .. } => self.sched_pelt_cfs,
+            TraceEvent::SchedPeltRt { .. } => self.sched_pelt_rt,
+            TraceEvent::SchedPeltDl { .. } => self.sched_pelt_dl,
+            TraceEvent::SchedUtilEstSe { .. } => self.sched_util_est_se,
+            TraceEvent::SchedUtilEstCfs { .. } => self.sched_util_est_cfs,
+            TraceEvent::SchedCpuCapacity { .. } => self.sched_cpu_capacity,
+            TraceEvent::UclampUtilSe { .. } => self.uclamp_util_se,
+            TraceEvent::UclampUtilCfs { .. } => self.uclamp_util_cfs,
+            _ => true,
+        }
+    }
+
+    /// The events `--trace-counters` turns into Perfetto counter tracks, added to `self`.
+    pub fn with_counter_sources(mut self) -> EventSelection {
+        self.sched_pelt_se = true;
+        self.sched_pelt_cfs = true;
+        self.uclamp_util_cfs = true;
+        self
     }
 
     pub fn any_pelt(&self) -> bool {
@@ -158,6 +230,23 @@ pub enum TraceEvent<'a> {
     SchedPeltCfs {
         cpu: usize,
         avg: PeltFields,
+    },
+    /// LISA's `sched_pelt_rt`: the rq's `avg_rt` (load and runnable are 0 there, as in
+    /// the kernel, which tracks only running time for it).
+    SchedPeltRt {
+        cpu: usize,
+        avg: PeltFields,
+    },
+    /// LISA's `sched_pelt_dl`: the rq's `avg_dl`.
+    SchedPeltDl {
+        cpu: usize,
+        avg: PeltFields,
+    },
+    /// `task_rename` (include/trace/events/task.h): a thread set its comm (`prctl`,
+    /// `pthread_setname_np`); `p` carries the new name.
+    TaskRename {
+        p: TaskRef<'a>,
+        oldcomm: &'a str,
     },
     SchedUtilEstSe {
         cpu: usize,

@@ -1,0 +1,234 @@
+//! The trace formats: trace-cmd's `trace.dat` reports the same events as the text trace
+//! (checked with Debian's `trace-cmd`, skipped with a message when it is missing and failing
+//! under `CI=true`), the `.dat` is deterministic, the text starts with the header Perfetto
+//! looks for and carries atrace counters on request, and every CPU and thread is described
+//! from the start (initial CPU state, `task_rename`).
+
+mod common;
+use common::*;
+use schedlab::kernel::Variant;
+use schedlab::platform::Platform;
+use schedlab::trace::{EventSelection, TraceFormat};
+use schedlab::Outputs;
+use std::path::Path;
+use std::process::Command;
+
+/// Fair periodic tasks, an RT and a deadline task (so the rq's RT and DL signals move), a
+/// task hopping CPUs by affinity, forks whose children exit, a thread name too long for a
+/// comm, and a timed write that reaches the trace as a trace_marker print.
+const WORKLOAD: &str = r#"{ "tasks": {
+    "per": { "instance": 2, "loop": -1, "run": 2000, "timer": { "ref": "unique", "period": 8000 } },
+    "rt": { "policy": "SCHED_FIFO", "priority": 10, "loop": -1, "run": 1000, "sleep": 9000 },
+    "dl": { "policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 20000,
+            "dl-deadline": 20000, "loop": -1, "run": 1000, "timer": { "ref": "dlt", "period": 20000 } },
+    "hop": { "loop": -1, "phases": {
+        "a": { "cpus": [0], "run": 3000, "sleep": 2000 },
+        "b": { "cpus": [1], "run": 3000, "sleep": 2000 } } },
+    "child": { "instance": 0, "loop": 1, "run": 500 },
+    "parent": { "loop": -1, "fork": "child", "sleep": 20000 },
+    "a-name-longer-than-a-comm": { "loop": -1, "run": 700, "sleep": 3000 } } }"#;
+
+fn run_to(path: &Path, format: TraceFormat, counters: bool) {
+    let platform = "juno-r0";
+    let mut v = Variant::for_platform(&Platform::resolve(platform).unwrap());
+    v.set_at(
+        50 * MS,
+        "kernel.sched_util_clamp_min_rt_default=512",
+        "test",
+    )
+    .unwrap();
+    let out = Outputs {
+        trace: Some(path.to_path_buf()),
+        trace_events: EventSelection::parse("all").unwrap(),
+        trace_format: format,
+        trace_counters: counters,
+        ..Default::default()
+    };
+    run_variant(platform, WORKLOAD, 200 * MS, v, 7, &out);
+}
+
+/// A trace-cmd report line as (time ns, cpu, pid, event, fields with single spaces). The
+/// normalisation: trace-cmd pads the columns differently (the comm, the timestamp, the
+/// event name), and its leading comm is the pid's saved cmdline (one name per pid, the
+/// last), where the text names the task as it was then; so the comm column is dropped and
+/// the pid kept.
+type Row = (u64, u32, u32, String, String);
+
+fn rows(text: &str) -> Vec<Row> {
+    text.lines().filter_map(row).collect()
+}
+
+fn row(line: &str) -> Option<Row> {
+    let open = line.find(" [")?;
+    let close = open + line[open..].find("] ")?;
+    let pid = line[..open].rsplit('-').next()?.trim().parse().ok()?;
+    let cpu = line[open + 2..close].parse().ok()?;
+    let rest = line[close + 2..].trim_start();
+    let (ts, rest) = rest.split_once(": ")?;
+    let (secs, ns) = ts.split_once('.')?;
+    let ts = secs.parse::<u64>().ok()? * 1_000_000_000 + ns.parse::<u64>().ok()?;
+    let (event, fields) = rest.split_once(':')?;
+    let fields = fields.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some((ts, cpu, pid, event.to_string(), fields))
+}
+
+fn trace_cmd() -> Option<&'static str> {
+    let ok = Command::new("trace-cmd")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success() || !o.stdout.is_empty());
+    if ok {
+        return Some("trace-cmd");
+    }
+    eprintln!("SKIPPED: trace-cmd is not installed (Debian: apt-get install trace-cmd)");
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "trace-cmd is missing under CI=true"
+    );
+    None
+}
+
+#[test]
+fn trace_dat_reports_the_same_events_as_the_text_trace() {
+    let Some(bin) = trace_cmd() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let txt = dir.path().join("run.txt");
+    let dat = dir.path().join("run.dat");
+    run_to(&txt, TraceFormat::Auto, false);
+    run_to(&dat, TraceFormat::Auto, false);
+    // -N: no plugins, so every event prints through its format's print fmt, as LISA reads
+    // it; -t: nanosecond timestamps.
+    let o = Command::new(bin)
+        .args(["report", "-N", "-t"])
+        .arg(&dat)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "trace-cmd report failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report = String::from_utf8(o.stdout).unwrap();
+    assert!(report.starts_with("cpus=6\n"), "{}", &report[..80]);
+    let text = std::fs::read_to_string(&txt).unwrap();
+    let mut want = rows(&text);
+    // trace-cmd merges the per-CPU buffers by time, the lowest CPU first on a tie; within a
+    // CPU the order is the order of writing.
+    want.sort_by_key(|r| (r.0, r.1));
+    let got = rows(&report);
+    assert!(want.len() > 2_000, "a busy trace: {} rows", want.len());
+    for ev in [
+        "sched_switch",
+        "sched_wakeup_new",
+        "sched_process_fork",
+        "sched_process_exit",
+        "sched_pelt_se",
+        "sched_pelt_rt",
+        "sched_pelt_dl",
+        "task_rename",
+        "print",
+        "sched_overutilized",
+    ] {
+        assert!(want.iter().any(|r| r.3 == ev), "the run emits {ev}");
+    }
+    assert_eq!(got.len(), want.len(), "trace-cmd reports every event");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "row {i} differs");
+    }
+}
+
+#[test]
+fn trace_dat_is_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.dat");
+    let b = dir.path().join("b.trace");
+    run_to(&a, TraceFormat::Auto, false);
+    run_to(&b, TraceFormat::Dat, false);
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    assert_eq!(&a[..3], &[0x17, 0x08, 0x44]);
+    assert_eq!(&a[3..12], b"tracing6\0");
+    assert!(a.len() > 16 * 4096);
+    assert_eq!(a.len() % 4096, 0, "CPU data is in whole pages");
+    assert!(a == b, "same inputs and seed, same bytes");
+    // No scratch file is left beside the output.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn text_trace_starts_as_perfetto_expects_and_carries_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let txt = dir.path().join("run.txt");
+    run_to(&txt, TraceFormat::Text, true);
+    let text = std::fs::read_to_string(&txt).unwrap();
+    assert!(text.starts_with("# tracer: nop\n"));
+    assert!(text.lines().any(|l| l == "cpus=6"), "LISA reads cpus=N");
+    // atrace counters: `tracing_mark_write: C|pid|name|value`, value an integer.
+    let mut names = std::collections::BTreeSet::new();
+    for (_, _, pid, event, fields) in rows(&text) {
+        if event != "tracing_mark_write" {
+            continue;
+        }
+        let line = fields;
+        let parts: Vec<&str> = line.splitn(4, '|').collect();
+        assert_eq!(parts.len(), 4, "{line}");
+        assert_eq!(parts[0], "C");
+        let counter_pid: u32 = parts[1].parse().unwrap();
+        assert!(counter_pid == 0 || counter_pid >= 1000, "{line} from {pid}");
+        let value: i64 = parts[3].parse().unwrap();
+        assert!((0..=1024).contains(&value) || parts[2] == "util", "{line}");
+        names.insert(parts[2].to_string());
+    }
+    for name in ["util", "cpu0 util", "cpu5 uclamp_max", "cpu1 util clamped"] {
+        assert!(names.contains(name), "counter {name} in {names:?}");
+    }
+}
+
+#[test]
+fn every_cpu_and_thread_is_described_from_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let txt = dir.path().join("run.txt");
+    run_to(&txt, TraceFormat::Text, false);
+    let text = std::fs::read_to_string(&txt).unwrap();
+    let rows = rows(&text);
+    for cpu in 0..6u32 {
+        for ev in [
+            "cpu_idle",
+            "cpu_frequency",
+            "sched_pelt_cfs",
+            "sched_pelt_rt",
+            "sched_pelt_dl",
+        ] {
+            assert!(
+                rows.iter().any(|r| r.0 == 0 && r.1 == cpu && r.3 == ev),
+                "{ev} of CPU {cpu} at t = 0"
+            );
+        }
+    }
+    // Each thread renames itself from rt-app as it starts, before anything it does (its
+    // first switch-in precedes it); a name of 16 bytes or more stays rt-app (ERANGE).
+    let renames: Vec<&Row> = rows.iter().filter(|r| r.3 == "task_rename").collect();
+    let new_tasks: Vec<&Row> = rows.iter().filter(|r| r.3 == "sched_wakeup_new").collect();
+    assert_eq!(renames.len() + long_named(&new_tasks), new_tasks.len());
+    for r in &renames {
+        assert!(r.4.contains("oldcomm=rt-app newcomm="), "{}", r.4);
+        let pid = format!("pid={}", r.2);
+        assert!(r.4.starts_with(&pid), "a thread renames itself: {r:?}");
+        let first = rows
+            .iter()
+            .position(|x| x.2 == r.2 && x.3 != "sched_switch")
+            .unwrap();
+        assert_eq!(&rows[first], *r, "the rename is the thread's first act");
+    }
+}
+
+fn long_named(new_tasks: &[&Row]) -> usize {
+    new_tasks
+        .iter()
+        .filter(|r| r.4.starts_with("comm=a-name-longer-t pid="))
+        .count()
+}
