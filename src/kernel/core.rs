@@ -1343,8 +1343,8 @@ impl Kernel {
     ) -> bool {
         let n = self.platform.nr_cpus();
         // Only an overloaded root domain (some rq with two tasks) has a task to pull.
-        let busiest = (0..n)
-            .filter(|_| self.lb.overload)
+        let candidates = if self.lb.overload { 0..n } else { 0..0 };
+        let busiest = candidates
             .filter(|&c| c != cpu && self.rqs[c].nr_running >= 2)
             .max_by_key(|&c| (self.rqs[c].nr_running, std::cmp::Reverse(c)));
         let pick = busiest.and_then(|src| {

@@ -1607,3 +1607,47 @@ fn pick_idlest(idlest: &GroupStats, s: &GroupStats) -> bool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nr_idle_scan_follows_the_llc_utilisation() {
+        // An idle LLC may be scanned whole; at 100/imbalance_pct of its capacity (85% at
+        // 117) and above, not at all; in between the quadratic of update_idle_cpu_scan.
+        assert_eq!(nr_idle_scan(0, 16, 117), 16);
+        let threshold = 16 * 1024 * 100 / 117 + 16;
+        assert_eq!(nr_idle_scan(threshold, 16, 117), 0);
+        assert_eq!(nr_idle_scan(16 * 1024, 16, 117), 0);
+        // Half utilised: y = 1024 - 512² · 117² / (10000 · 1024) = 1024 - 350 = 674.
+        assert_eq!(nr_idle_scan(16 * 512, 16, 117), (674 * 16 / 1024) as u32);
+        let mut last = u32::MAX;
+        for util in (0..=16 * 1024).step_by(512) {
+            let nr = nr_idle_scan(util, 16, 117);
+            assert!(nr <= last && nr <= 16);
+            last = nr;
+        }
+    }
+
+    #[test]
+    fn select_idle_cpu_scans_no_more_than_nr_idle_scan() {
+        // Sixteen CPUs of which only the last is idle: a limit stops the scan before it.
+        let idle = |c: usize| if c == 15 { Scan::Take } else { Scan::Busy };
+        for limit in 0..20u32 {
+            let (found, scanned) = select_idle_cpu(0..16, Some(limit), idle);
+            assert!(scanned <= limit);
+            assert_eq!(found.is_some(), limit >= 16, "limit {limit}");
+        }
+        // Without the limit (an idle core exists, or SIS_UTIL off) the whole LLC is seen.
+        assert_eq!(select_idle_cpu(0..16, None, idle), (Some(15), 16));
+        // An idle CPU that is not the idle core sought is the fallback.
+        let look = |c: usize| match c {
+            3 => Scan::Fallback,
+            9 => Scan::Take,
+            _ => Scan::Busy,
+        };
+        assert_eq!(select_idle_cpu(0..16, None, look), (Some(9), 10));
+        assert_eq!(select_idle_cpu(0..8, None, look), (Some(3), 8));
+    }
+}

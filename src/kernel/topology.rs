@@ -274,9 +274,99 @@ mod tests {
     use super::*;
     use crate::platform::preset;
 
-    #[test]
     fn mask(cpus: impl IntoIterator<Item = usize>) -> CpuSet {
         cpus.into_iter().collect()
+    }
+
+    /// The CPUs of the 2 × 64-core Zen3 machine whose core (CPU mod 128) satisfies `f`:
+    /// both threads, as Linux numbers them (siblings n and n + 128).
+    fn zen3(f: impl Fn(usize) -> bool) -> CpuSet {
+        (0..256).filter(|&c| f(c % 128)).collect()
+    }
+
+    #[test]
+    fn zen3_nps4_has_the_levels_spans_and_flags_of_v6_1() {
+        let t = Topology::new(&preset("zen3-2s-nps4").unwrap());
+        for cpu in [0, 37, 128 + 77, 255] {
+            let core = cpu % 128;
+            let d = &t.domains[cpu];
+            // x86_numa_in_package_topology (a node is smaller than the package): no DIE;
+            // sched_init_numa adds NODE and one NUMA level per distance above 10 (12, 32).
+            let names: Vec<&str> = d.iter().map(|s| s.name).collect();
+            assert_eq!(names, ["SMT", "MC", "NODE", "NUMA", "NUMA"], "cpu {cpu}");
+            let spans = [
+                zen3(|c| c == core),
+                zen3(|c| c / 8 == core / 8),
+                zen3(|c| c / 16 == core / 16),
+                zen3(|c| c / 64 == core / 64),
+                CpuSet::all(256),
+            ];
+            for (level, span) in spans.iter().enumerate() {
+                assert_eq!(&d[level].span, span, "cpu {cpu} level {level}");
+                let w = span.weight();
+                assert_eq!(d[level].weight, w);
+                // sd_init(): min_interval = weight, max_interval = 2 × weight, busy_factor 16.
+                assert_eq!(
+                    (d[level].min_interval_ms, d[level].max_interval_ms),
+                    (u64::from(w), 2 * u64::from(w))
+                );
+                assert_eq!(d[level].busy_factor, 16);
+                // The groups are the child level's spans, covering the span exactly once.
+                let child = if level == 0 {
+                    1
+                } else {
+                    spans[level - 1].weight()
+                };
+                assert_eq!(d[level].groups.len() as u32, w / child);
+                let union = d[level].groups.iter().fold(CpuSet::empty(), |u, g| u.or(g));
+                assert_eq!(&union, span);
+            }
+            // SMT: SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES, imbalance_pct 110.
+            assert!(d[0].share_cpucapacity && d[0].share_pkg_resources);
+            assert_eq!((d[0].imbalance_pct, d[0].cache_nice_tries), (110, 0));
+            // MC: SD_SHARE_PKG_RESOURCES, 117, cache_nice_tries 1.
+            assert!(!d[1].share_cpucapacity && d[1].share_pkg_resources);
+            assert_eq!((d[1].imbalance_pct, d[1].cache_nice_tries), (117, 1));
+            // NODE (numa_level 0) has no SD_NUMA: the plain case, and keeps PREFER_SIBLING.
+            assert!(!d[2].numa && !d[2].share_pkg_resources && d[2].prefer_sibling);
+            assert_eq!((d[2].imbalance_pct, d[2].cache_nice_tries), (117, 1));
+            for numa in &d[3..] {
+                // SD_NUMA: SD_SERIALIZE, no SD_PREFER_SIBLING, cache_nice_tries 2; distances
+                // 12 and 32 are within Zen's node_reclaim_distance of 32, so both keep
+                // SD_WAKE_AFFINE and fork balancing.
+                assert!(numa.numa && numa.serialize && !numa.prefer_sibling);
+                assert_eq!((numa.imbalance_pct, numa.cache_nice_tries), (117, 2));
+                assert!(numa.wake_affine && numa.balance_fork);
+            }
+            assert!(d.iter().all(|s| !s.asym_cpucapacity));
+            assert_eq!(t.llc[cpu], spans[1]);
+        }
+        assert!(t.smt_active && !t.asym());
+    }
+
+    #[test]
+    fn zen3_nps1_keeps_die_and_drops_the_degenerate_node_level() {
+        let t = Topology::new(&preset("zen3-2s").unwrap());
+        let d = &t.domains[3];
+        let names: Vec<&str> = d.iter().map(|s| s.name).collect();
+        // A node is the package: x86_topology's DIE stays, NODE has DIE's span and degenerates.
+        assert_eq!(names, ["SMT", "MC", "DIE", "NUMA"]);
+        assert_eq!(d[2].span, zen3(|c| c < 64));
+        assert!(d[3].numa && d[3].span == CpuSet::all(256));
+        assert_eq!(d[3].groups, vec![zen3(|c| c < 64), zen3(|c| c >= 64)]);
+    }
+
+    #[test]
+    fn numa_levels_beyond_reclaim_distance_lose_wake_affine() {
+        // Xeon: one node per socket at distance 21, within RECLAIM_DISTANCE (30).
+        let t = Topology::new(&preset("xeon-2s").unwrap());
+        let names: Vec<&str> = t.domains[0].iter().map(|s| s.name).collect();
+        assert_eq!(names, ["SMT", "MC", "NUMA"]);
+        assert!(t.domains[0][2].wake_affine);
+        let mut p = preset("xeon-2s").unwrap();
+        p.numa_distance = vec![vec![10, 31], vec![31, 10]];
+        let far = Topology::new(&p);
+        assert!(!far.domains[0][2].wake_affine && !far.domains[0][2].balance_fork);
     }
 
     #[test]
