@@ -186,7 +186,10 @@ fn other_presets_match_spec() {
     // 144-159) and seed 000 the Xeon (2 × 10 cores × 2 threads).
     for (name, nodes) in [("zen3-2s", 2), ("zen3-2s-nps2", 4), ("zen3-2s-nps4", 8)] {
         let z = preset(name).unwrap();
-        assert_eq!((z.nr_cpus(), z.nr_nodes(), z.freq_domains.len()), (256, nodes, 256));
+        assert_eq!(
+            (z.nr_cpus(), z.nr_nodes(), z.freq_domains.len()),
+            (256, nodes, 256)
+        );
         let per_node = 128 / nodes;
         for c in 0..256 {
             let core = c % 128;

@@ -150,6 +150,9 @@ pub struct Balance {
     push_cpu: Vec<Option<usize>>,
     wakee: Vec<Wakee>,
     idle: Vec<IdleBalance>,
+    /// `nohz.idle_cpus_mask` and `nohz.next_balance`.
+    nohz_idle: CpuSet,
+    nohz_next_balance: u64,
     /// `rd->overload`: set when a runqueue reaches two tasks, written at each root-level
     /// balance (a CPU with two tasks or a misfit one).
     pub overload: bool,
@@ -213,6 +216,9 @@ impl Balance {
                 n
             ],
             overload: false,
+            // Every CPU starts idle with its tick stopped, its first balance due at once.
+            nohz_idle: CpuSet::all(n),
+            nohz_next_balance: 0,
             groups: Vec::new(),
             eas_cpus: vec![EasCpu::default(); n],
             stats: BalanceStats::default(),
@@ -1000,13 +1006,13 @@ impl Kernel {
         self.lb.next_balance[cpu] = next;
     }
 
-    /// `nohz_balancer_kick()` + `nohz_idle_balance()`: a busy CPU with waiting tasks, RT/DL
-    /// pressure, a misfit task or (symmetric systems) a busy LLC sibling has the idle CPUs
-    /// whose balance is due balanced at once.
+    /// `nohz_balancer_kick()` from a busy CPU's tick: the CPU leaves the nohz idle mask;
+    /// when idle CPUs' balancing is due (`nohz.next_balance`) and this CPU has waiting tasks,
+    /// RT/DL pressure, a misfit task or (symmetric systems) a busy LLC sibling, it kicks one
+    /// idle CPU of the mask (`find_new_ilb`), which balances for them all.
     fn nohz_balancer_kick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
-        let n = self.platform.nr_cpus();
-        let due = (0..n).any(|c| self.cpu_idle(c) && now >= self.lb.next_balance[c]);
-        if !due {
+        self.lb.nohz_idle.clear(cpu);
+        if self.lb.nohz_idle.is_empty() || now < self.lb.nohz_next_balance {
             return;
         }
         let rq = &self.rqs[cpu];
@@ -1023,22 +1029,52 @@ impl Kernel {
                     && (self.capacity_orig(cpu) < u64::from(self.lb.topo.max_capacity)
                         || self.capacity_of(cpu) * 117 < self.capacity_orig(cpu) * 100)
             } else {
+                // sds->nr_busy_cpus of the LLC.
                 self.lb.topo.llc[cpu]
                     .iter()
                     .filter(|&c| !self.cpu_idle(c))
-                    .count()
-                    > 1
+                    .nth(1)
+                    .is_some()
             };
         }
         if !kick {
             return;
         }
-        for i in 1..=n {
-            let c = (cpu + i) % n;
-            if self.cpu_idle(c) && now >= self.lb.next_balance[c] {
+        // find_new_ilb(): the first idle CPU of the nohz mask.
+        let ilb = self
+            .lb
+            .nohz_idle
+            .iter()
+            .find(|&c| c != cpu && self.cpu_idle(c));
+        if let Some(ilb) = ilb {
+            self.nohz_idle_balance(ilb, now, q);
+        }
+    }
+
+    /// `_nohz_idle_balance()` on the kicked CPU `ilb` (at once: the IPI's delay is not
+    /// modelled): every other idle CPU of the nohz mask whose balance is due, from ilb + 1
+    /// wrapping, then ilb itself, runs `rebalance_domains`; `nohz.next_balance` becomes the
+    /// earliest next balance among them.
+    fn nohz_idle_balance(&mut self, ilb: usize, now: Time, q: &mut EventQueue<Event>) {
+        let mask = self.lb.nohz_idle;
+        let mut next = now + 60_000_000_000;
+        for c in mask.iter_wrap(ilb + 1).chain(std::iter::once(ilb)) {
+            if !self.cpu_idle(c) || (c == ilb && !mask.contains(c)) {
+                continue;
+            }
+            if now >= self.lb.next_balance[c] {
                 self.rebalance_domains(c, IdleType::Idle, now, q);
             }
+            next = next.min(self.lb.next_balance[c]);
         }
+        self.lb.nohz_next_balance = next;
+    }
+
+    /// `nohz_balance_enter_idle()`: a CPU that found nothing to pull goes idle with its tick
+    /// stopped and joins the nohz idle mask; its next balance bounds `nohz.next_balance`.
+    fn nohz_enter_idle(&mut self, cpu: usize) {
+        self.lb.nohz_idle.set(cpu);
+        self.lb.nohz_next_balance = self.lb.nohz_next_balance.min(self.lb.next_balance[cpu]);
     }
 
     /// The CPU time one balancing pass over a domain takes, in ns: what
@@ -1108,6 +1144,7 @@ impl Kernel {
                 next = next.min(self.lb.sd[cpu][0].last_balance + self.sd_interval(cpu, 0, false));
             }
             self.lb.next_balance[cpu] = next;
+            self.nohz_enter_idle(cpu);
             return false;
         }
         let mut pulled = false;
@@ -1135,6 +1172,9 @@ impl Kernel {
             ib.idle_stamp = None;
         }
         self.lb.next_balance[cpu] = next;
+        if !pulled {
+            self.nohz_enter_idle(cpu);
+        }
         pulled
     }
 

@@ -59,6 +59,14 @@ impl CpuSet {
         }
     }
 
+    /// Removes `cpu`.
+    pub fn clear(&mut self, cpu: usize) {
+        if self.contains(cpu) {
+            self.bits[cpu / 64] &= !(1u64 << (cpu % 64));
+            self.trim();
+        }
+    }
+
     pub fn contains(&self, cpu: usize) -> bool {
         cpu / 64 < usize::from(self.len) && self.bits[cpu / 64] & (1u64 << (cpu % 64)) != 0
     }
@@ -257,6 +265,12 @@ mod tests {
         assert!(CpuSet::single(200).is_subset(&b) && !a.is_subset(&b));
         assert_eq!(a.iter_wrap(64).collect::<Vec<_>>(), [64, 300, 4095, 0, 63]);
         assert_eq!(a.iter_from(65).collect::<Vec<_>>(), [300, 4095]);
+        let mut c = a;
+        c.clear(4095);
+        c.clear(300);
+        assert_eq!(c, [0, 63, 64].into_iter().collect());
+        c.clear(64);
+        assert_eq!(c.iter().last(), Some(63));
         // Equality ignores how the mask was built.
         assert_eq!(CpuSet::single(70).and(&CpuSet::single(3)), CpuSet::empty());
         assert!(CpuSet::all(0).is_empty());
