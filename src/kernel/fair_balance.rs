@@ -8,7 +8,7 @@
 //! The balancer keeps the kernel's structure — group statistics per domain, group types, the
 //! busiest group and queue, the migration types `migrate_load`/`util`/`task`/`misfit` — and
 //! leaves out what ARCHITECTURE.md lists (task_hot, runnable_avg in group classification,
-//! imbalanced groups from affinity, NUMA, asym packing).
+//! imbalanced groups from affinity, NUMA imbalance allowances, asym packing).
 
 use super::core::{Event, Kernel};
 use super::cpufreq::{effective_cpu_util, uclamp_rq_util_with, CpuUtil, TaskClamp, UtilType};
