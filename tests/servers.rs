@@ -114,8 +114,7 @@ fn masks_and_platforms_out_of_bounds_are_exit_2() {
         "/platforms/xeon-2s.toml"
     ))
     .unwrap()
-    .replace("cores_per_socket = 10", "cores_per_socket = 1250")
-    .replace("cores_per_llc = 10", "cores_per_llc = 10");
+    .replace("cores_per_socket = 10", "cores_per_socket = 1250");
     let p = dir.path().join("huge.toml");
     std::fs::write(&p, text).unwrap();
     let out = schedlab(&[
