@@ -853,19 +853,19 @@ fn phases_change_affinity_policy_uclamp_and_taskgroup_on_entry() {
         calls,
         [
             Syscall::SetScheduler(other),
-            Syscall::SetAffinity(CpuSet(0b1)),
+            Syscall::SetAffinity(CpuSet::single(0)),
             Syscall::SetUclamp {
                 min: Some(300),
                 max: None
             },
             Syscall::SetTaskgroup(0),
-            Syscall::SetAffinity(CpuSet(0b10)),
+            Syscall::SetAffinity(CpuSet::single(1)),
             Syscall::SetScheduler(batch),
-            Syscall::SetAffinity(CpuSet(0b100)),
+            Syscall::SetAffinity(CpuSet::single(2)),
             // Second task loop: p1's uclamp and group are already in force, p2's policy too.
-            Syscall::SetAffinity(CpuSet(0b1)),
-            Syscall::SetAffinity(CpuSet(0b10)),
-            Syscall::SetAffinity(CpuSet(0b100)),
+            Syscall::SetAffinity(CpuSet::single(0)),
+            Syscall::SetAffinity(CpuSet::single(1)),
+            Syscall::SetAffinity(CpuSet::single(2)),
             Syscall::Exit,
         ]
     );

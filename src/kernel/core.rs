@@ -273,6 +273,7 @@ impl Kernel {
             variant.energy_model,
             freq_invariant,
             variant.governor == GovernorKind::Schedutil,
+            variant.sched_migration_cost_ns,
         );
         let mut k = Kernel {
             fair: Fair::new(n, &variant),
@@ -606,6 +607,8 @@ impl Kernel {
         debug_assert!(!task.on_rq, "task {} enqueued twice", task.pid);
         task.on_rq = true;
         self.rqs[cpu].nr_running += 1;
+        // add_nr_running(): a second task makes the root domain overloaded.
+        self.lb.overload |= self.rqs[cpu].nr_running == 2;
         match task.class() {
             Class::Fair => {
                 let (se, iowait) = (task.se, task.in_iowait);
@@ -1330,6 +1333,7 @@ impl Kernel {
             q,
         );
         self.ttwu_cpu = None;
+        self.ttwu_avg_idle(cpu, now);
         // The task leaves iowait when it runs again (io_schedule_finish); the enqueue above
         // still saw it in iowait.
         self.tasks[t].in_iowait = false;
@@ -1400,7 +1404,9 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) -> bool {
         let n = self.platform.nr_cpus();
-        let busiest = (0..n)
+        // Only an overloaded root domain (some rq with two tasks) has a task to pull.
+        let candidates = if self.lb.overload { 0..n } else { 0..0 };
+        let busiest = candidates
             .filter(|&c| c != cpu && self.rqs[c].nr_running >= 2)
             .max_by_key(|&c| (self.rqs[c].nr_running, std::cmp::Reverse(c)));
         let pick = busiest.and_then(|src| {

@@ -8,14 +8,14 @@
 //! The balancer keeps the kernel's structure — group statistics per domain, group types, the
 //! busiest group and queue, the migration types `migrate_load`/`util`/`task`/`misfit` — and
 //! leaves out what ARCHITECTURE.md lists (task_hot, runnable_avg in group classification,
-//! imbalanced groups from affinity, NUMA, asym packing).
+//! imbalanced groups from affinity, NUMA imbalance allowances, asym packing).
 
 use super::core::{Event, Kernel};
 use super::cpufreq::{effective_cpu_util, uclamp_rq_util_with, CpuUtil, TaskClamp, UtilType};
 use super::energy_model::EnergyModel;
 use super::sched::{Class, TaskId};
 use super::sched_cpufreq::cpu_util;
-use super::topology::{cpus, Topology};
+use super::topology::Topology;
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Time};
 use crate::trace::TraceEvent;
@@ -61,8 +61,8 @@ enum Migration {
 /// `struct sg_lb_stats`, reduced.
 #[derive(Debug, Clone, Copy, Default)]
 struct GroupStats {
-    /// The group's CPUs (a `CpuSet` mask).
-    span: u64,
+    /// The group's index in its domain's `groups`.
+    group: usize,
     weight: u64,
     /// rq->nr_running summed, and the fair part (`sum_h_nr_running`).
     nr_running: u64,
@@ -79,12 +79,24 @@ struct GroupStats {
     kind: GroupType,
 }
 
-/// Per CPU and domain: `last_balance`, `balance_interval`, `nr_balance_failed`.
+/// Per CPU and domain: `last_balance`, `balance_interval`, `nr_balance_failed`,
+/// `max_newidle_lb_cost` (ns) and `last_decay_max_lb_cost`.
 #[derive(Debug, Clone, Copy, Default)]
 struct SdState {
     last_balance: u64,
     interval_ms: u64,
     nr_balance_failed: u32,
+    max_newidle_lb_cost: u64,
+    last_decay_max_lb_cost: u64,
+}
+
+/// The newly-idle balancing bounds of one rq: `avg_idle`, `idle_stamp`,
+/// `max_idle_balance_cost` (ns).
+#[derive(Debug, Clone, Copy)]
+struct IdleBalance {
+    avg_idle: u64,
+    idle_stamp: Option<u64>,
+    max_idle_balance_cost: u64,
 }
 
 /// `wakee_flips`, `last_wakee`, `wakee_flip_decay_ts` of a task.
@@ -108,6 +120,12 @@ pub struct BalanceStats {
     pub overutilized_raised: u64,
     /// Ticks that found the running task misfit (`rq->misfit_task_load` set).
     pub misfit_ticks: u64,
+    /// Newly-idle balances skipped because `avg_idle` was below the lowest domain's
+    /// `max_newidle_lb_cost`, and domain passes newly-idle balancing made.
+    pub newidle_skipped: u64,
+    pub newidle_passes: u64,
+    /// CPUs `select_idle_cpu` examined (SIS_UTIL bounds it per wakeup).
+    pub idle_scan_cpus: u64,
 }
 
 /// The scheduler-domain state of the machine and the balancer's per-CPU bookkeeping.
@@ -120,12 +138,24 @@ pub struct Balance {
     pub overutilized: bool,
     /// `rq->misfit_task_load`.
     pub misfit_task_load: Vec<u64>,
+    /// The root domain's span (every CPU), as `sched_overutilized` prints it.
+    root_span: CpuSet,
+    /// `sd_llc_shared->nr_idle_scan` per LLC (`Topology::llc_id`); 0 until the LLC's first
+    /// periodic balance, as the kernel's zeroed `sched_domain_shared` is.
+    nr_idle_scan: Vec<u32>,
     /// `rq->next_balance`.
     next_balance: Vec<u64>,
     sd: Vec<Vec<SdState>>,
     /// `rq->push_cpu` of an active balance under way.
     push_cpu: Vec<Option<usize>>,
     wakee: Vec<Wakee>,
+    idle: Vec<IdleBalance>,
+    /// `nohz.idle_cpus_mask` and `nohz.next_balance`.
+    nohz_idle: CpuSet,
+    nohz_next_balance: u64,
+    /// `rd->overload`: set when a runqueue reaches two tasks, written at each root-level
+    /// balance (a CPU with two tasks or a misfit one).
+    pub overload: bool,
     /// Reused group statistics of the domain being balanced.
     groups: Vec<GroupStats>,
     /// Per-CPU samples of the EAS estimate under way.
@@ -137,7 +167,15 @@ impl Balance {
     /// `build_sched_domains()` and `build_perf_domains()`: EAS needs the energy model (the
     /// platform's and the switch), asymmetric capacities, no SMT, frequency invariance and
     /// schedutil on every policy.
-    pub fn new(p: &Platform, energy_model: bool, freq_invariant: bool, schedutil: bool) -> Self {
+    /// `migration_cost_ns` is `sysctl_sched_migration_cost`, which seeds `avg_idle` (twice
+    /// it) and `max_idle_balance_cost` (`sched_init`).
+    pub fn new(
+        p: &Platform,
+        energy_model: bool,
+        freq_invariant: bool,
+        schedutil: bool,
+        migration_cost_ns: u64,
+    ) -> Self {
         let topo = Topology::new(p);
         let n = p.nr_cpus();
         let eas = energy_model
@@ -152,9 +190,8 @@ impl Balance {
             .map(|ds| {
                 ds.iter()
                     .map(|d| SdState {
-                        last_balance: 0,
                         interval_ms: d.min_interval_ms,
-                        nr_balance_failed: 0,
+                        ..SdState::default()
                     })
                     .collect()
             })
@@ -164,10 +201,24 @@ impl Balance {
             eas,
             overutilized: false,
             misfit_task_load: vec![0; n],
+            root_span: CpuSet::all(n),
+            nr_idle_scan: vec![0; topo.llc_id.iter().max().map_or(1, |m| m + 1)],
             next_balance: vec![0; n],
             sd,
             push_cpu: vec![None; n],
             wakee: Vec::new(),
+            idle: vec![
+                IdleBalance {
+                    avg_idle: 2 * migration_cost_ns,
+                    idle_stamp: None,
+                    max_idle_balance_cost: migration_cost_ns,
+                };
+                n
+            ],
+            overload: false,
+            // Every CPU starts idle with its tick stopped, its first balance due at once.
+            nohz_idle: CpuSet::all(n),
+            nohz_next_balance: 0,
             groups: Vec::new(),
             eas_cpus: vec![EasCpu::default(); n],
             stats: BalanceStats::default(),
@@ -311,13 +362,13 @@ impl Kernel {
             self.lb.stats.overutilized_raised += 1;
         }
         self.lb.overutilized = value;
-        let span = CpuSet::all(self.platform.nr_cpus()).0;
+        let span = self.lb.root_span;
         self.emit(
             now,
             cpu,
             &TraceEvent::SchedOverutilized {
                 overutilized: value,
-                span,
+                span: &span,
             },
         );
     }
@@ -350,7 +401,7 @@ impl Kernel {
             }
             return;
         };
-        let single = self.tasks[t].cpus_allowed.0.count_ones() <= 1;
+        let single = self.tasks[t].cpus_allowed.weight() <= 1;
         let c = self.task_clamp(t);
         self.lb.misfit_task_load[cpu] = if single || self.task_fits_cpu(t, c, cpu) {
             0
@@ -391,7 +442,6 @@ impl Kernel {
         if self.lb.wakee.len() <= t {
             self.lb.wakee.resize(t + 1, Wakee::default());
         }
-        let allowed = self.tasks[t].cpus_allowed;
         let cpu = if fork {
             self.lb.wakee[t] = Wakee::default();
             self.find_idlest_cpu(t, this_cpu, prev)
@@ -409,12 +459,13 @@ impl Kernel {
                 self.lb.stats.eas_wakeups += 1;
                 c
             } else {
-                let want_affine = !self.wake_wide(t, waker, this_cpu) && allowed.contains(this_cpu);
+                let want_affine = !self.wake_wide(t, waker, this_cpu)
+                    && self.tasks[t].cpus_allowed.contains(this_cpu);
                 let mut new_cpu = prev;
                 if want_affine && this_cpu != prev {
                     let sd = self.lb.topo.domains[this_cpu]
                         .iter()
-                        .position(|d| d.span.contains(prev));
+                        .position(|d| d.wake_affine && d.span.contains(prev));
                     if let Some(level) = sd {
                         new_cpu = self.wake_affine(level, t, this_cpu, prev);
                     }
@@ -422,11 +473,12 @@ impl Kernel {
                 self.select_idle_sibling(t, prev, new_cpu)
             }
         };
+        let allowed = &self.tasks[t].cpus_allowed;
         if allowed.contains(cpu) {
             cpu
         } else {
             // select_fallback_rq().
-            cpus(allowed).next().unwrap_or(prev)
+            allowed.first().unwrap_or(prev)
         }
     }
 
@@ -452,7 +504,7 @@ impl Kernel {
         let Some(w) = waker else { return false };
         let mut master = self.lb.wakee[w].flips;
         let mut slave = self.lb.wakee[t].flips;
-        let factor = self.lb.topo.llc[this_cpu].0.count_ones();
+        let factor = self.lb.topo.llc[this_cpu].weight();
         if master < slave {
             std::mem::swap(&mut master, &mut slave);
         }
@@ -498,40 +550,47 @@ impl Kernel {
         {
             return prev;
         }
-        let allowed = self.tasks[t].cpus_allowed;
         if asym {
+            let allowed = self.tasks[t].cpus_allowed;
             if let Some(level) = self.lb.topo.asym_level[target] {
-                let span = self.lb.topo.domains[target][level].span;
+                let span = self.lb.topo.domains[target][level].span.and(&allowed);
                 return self
-                    .select_idle_capacity(t, c, CpuSet(span.0 & allowed.0), target)
+                    .select_idle_capacity(t, c, &span, target)
                     .unwrap_or(target);
             }
         }
-        let llc = CpuSet(self.lb.topo.llc[target].0 & allowed.0);
-        let n = self.platform.nr_cpus();
-        let core_idle = |k: &Kernel, cpu: usize| cpus(k.lb.topo.smt[cpu]).all(|s| k.cpu_idle(s));
-        let has_idle_core = self.lb.topo.smt_active && cpus(llc).any(|c| core_idle(self, c));
+        let allowed = &self.tasks[t].cpus_allowed;
+        let llc = &self.lb.topo.llc[target];
+        let core_idle = |k: &Kernel, cpu: usize| k.lb.topo.smt[cpu].iter().all(|s| k.cpu_idle(s));
+        let has_idle_core = self.lb.topo.smt_active
+            && llc
+                .iter()
+                .any(|c| allowed.contains(c) && core_idle(self, c));
         if self.lb.topo.smt_active && !has_idle_core && self.lb.topo.share_cache(prev, target) {
             // select_idle_smt(): an idle sibling of prev.
-            if let Some(s) = cpus(self.lb.topo.smt[prev])
-                .find(|&s| s != prev && llc.contains(s) && self.cpu_idle(s))
+            if let Some(s) = self.lb.topo.smt[prev]
+                .iter()
+                .find(|&s| s != prev && allowed.contains(s) && self.cpu_idle(s))
             {
                 return s;
             }
         }
-        // select_idle_cpu(): from target + 1, wrapping; a whole idle core first if one exists.
-        let mut idle_cpu = None;
-        for i in 1..=n {
-            let cpu = (target + i) % n;
-            if !llc.contains(cpu) || !self.cpu_idle(cpu) {
-                continue;
+        // select_idle_cpu(): from target + 1, wrapping; a whole idle core first if one exists,
+        // else at most SIS_UTIL's nr_idle_scan CPUs.
+        let limit = (!has_idle_core && self.variant.features.sis_util)
+            .then(|| self.lb.nr_idle_scan[self.lb.topo.llc_id[target]]);
+        let candidates = llc.iter_wrap(target + 1).filter(|&c| allowed.contains(c));
+        let (found, scanned) = select_idle_cpu(candidates, limit, |cpu| {
+            if !self.cpu_idle(cpu) {
+                Scan::Busy
+            } else if !has_idle_core || core_idle(self, cpu) {
+                Scan::Take
+            } else {
+                Scan::Fallback
             }
-            if !has_idle_core || core_idle(self, cpu) {
-                return cpu;
-            }
-            idle_cpu.get_or_insert(cpu);
-        }
-        idle_cpu.unwrap_or(target)
+        });
+        self.lb.stats.idle_scan_cpus += scanned as u64;
+        found.unwrap_or(target)
     }
 
     /// `select_idle_capacity()`: the first idle CPU from `target` on that fits the task, else
@@ -540,14 +599,12 @@ impl Kernel {
         &self,
         t: TaskId,
         c: TaskClamp,
-        cpus: CpuSet,
+        cpus: &CpuSet,
         target: usize,
     ) -> Option<usize> {
-        let n = self.platform.nr_cpus();
         let mut best: Option<(u64, usize)> = None;
-        for i in 0..n {
-            let cpu = (target + i) % n;
-            if !cpus.contains(cpu) || !self.cpu_idle(cpu) {
+        for cpu in cpus.iter_wrap(target) {
+            if !self.cpu_idle(cpu) {
                 continue;
             }
             if self.task_fits_cpu(t, c, cpu) {
@@ -563,15 +620,23 @@ impl Kernel {
 
     // ----- fork balancing ----------------------------------------------------------------
 
-    /// `find_idlest_cpu()` from the top domain of `this_cpu` (SD_BALANCE_FORK on every level).
+    /// `find_idlest_cpu()` from the highest domain of `this_cpu` reached through levels with
+    /// SD_BALANCE_FORK (all but NUMA levels beyond `node_reclaim_distance`).
     fn find_idlest_cpu(&mut self, t: TaskId, this_cpu: usize, prev: usize) -> usize {
-        let allowed = self.tasks[t].cpus_allowed;
         let mut cpu = this_cpu;
-        let mut level = match self.lb.topo.domains[cpu].len() {
+        let domains = &self.lb.topo.domains[cpu];
+        let mut level = match domains
+            .iter()
+            .position(|d| !d.balance_fork)
+            .unwrap_or(domains.len())
+        {
             0 => return this_cpu,
             l => l - 1,
         };
-        if self.lb.topo.domains[cpu][level].span.0 & allowed.0 == 0 {
+        if !self.lb.topo.domains[cpu][level]
+            .span
+            .intersects(&self.tasks[t].cpus_allowed)
+        {
             return prev;
         }
         let mut new_cpu = cpu;
@@ -585,7 +650,11 @@ impl Kernel {
                     level -= 1;
                 }
                 Some(g) => {
-                    new_cpu = self.find_idlest_group_cpu(g, allowed, cpu);
+                    new_cpu = self.find_idlest_group_cpu(
+                        t,
+                        &self.lb.topo.domains[cpu][level].groups[g],
+                        cpu,
+                    );
                     if new_cpu == cpu {
                         if level == 0 {
                             break;
@@ -609,13 +678,19 @@ impl Kernel {
     }
 
     /// Wakeup statistics of a group for `t` (`update_sg_wakeup_stats`), `t` not counted.
-    fn wakeup_group_stats(&mut self, t: TaskId, span: CpuSet, asym: bool, pct: u64) -> GroupStats {
+    fn wakeup_group_stats(
+        &mut self,
+        t: TaskId,
+        (this_cpu, level, group): (usize, usize, usize),
+        asym: bool,
+        pct: u64,
+    ) -> GroupStats {
         let mut s = GroupStats {
-            span: span.0,
+            group,
             min_capacity: u64::MAX,
             ..GroupStats::default()
         };
-        for cpu in cpus(span) {
+        for cpu in self.lb.topo.domains[this_cpu][level].groups[group].iter() {
             let here = self.tasks[t].on_rq && self.tasks[t].cpu == cpu;
             s.load += self.cpu_load(cpu);
             s.util += self.cpu_util_next(cpu, t, None);
@@ -641,19 +716,21 @@ impl Kernel {
     }
 
     /// `find_idlest_group()`: the least busy group of the domain, or None to stay local.
-    fn find_idlest_group(&mut self, t: TaskId, this_cpu: usize, level: usize) -> Option<CpuSet> {
-        let allowed = self.tasks[t].cpus_allowed;
+    /// `find_idlest_group()`: the index of the least busy group of the domain, or None to
+    /// stay local.
+    fn find_idlest_group(&mut self, t: TaskId, this_cpu: usize, level: usize) -> Option<usize> {
         let sd = &self.lb.topo.domains[this_cpu][level];
         let (asym, pct, nr_groups) = (sd.asym_cpucapacity, sd.imbalance_pct, sd.groups.len());
         let mut local: Option<GroupStats> = None;
         let mut idlest: Option<GroupStats> = None;
         for g in 0..nr_groups {
-            let span = self.lb.topo.domains[this_cpu][level].groups[g];
-            if span.0 & allowed.0 == 0 {
+            let span = &self.lb.topo.domains[this_cpu][level].groups[g];
+            if !span.intersects(&self.tasks[t].cpus_allowed) {
                 continue;
             }
-            let s = self.wakeup_group_stats(t, span, asym, pct);
-            if span.contains(this_cpu) {
+            let local_group = span.contains(this_cpu);
+            let s = self.wakeup_group_stats(t, (this_cpu, level, g), asym, pct);
+            if local_group {
                 local = Some(s);
             } else if idlest.map_or(true, |i| pick_idlest(&i, &s)) {
                 idlest = Some(s);
@@ -661,13 +738,13 @@ impl Kernel {
         }
         let idlest = idlest?;
         let Some(local) = local else {
-            return Some(CpuSet(idlest.span));
+            return Some(idlest.group);
         };
         if local.kind < idlest.kind {
             return None;
         }
         if idlest.kind < local.kind {
-            return Some(CpuSet(idlest.span));
+            return Some(idlest.group);
         }
         let stay = match local.kind {
             GroupType::Overloaded | GroupType::FullyBusy => {
@@ -678,18 +755,19 @@ impl Kernel {
             GroupType::Misfit => local.max_capacity >= idlest.max_capacity,
             GroupType::HasSpare => local.idle_cpus >= idlest.idle_cpus,
         };
-        (!stay).then_some(CpuSet(idlest.span))
+        (!stay).then_some(idlest.group)
     }
 
     /// `find_idlest_group_cpu()`: the most recently idled idle CPU (the shallowest idle state),
     /// else the least loaded one.
-    fn find_idlest_group_cpu(&self, group: CpuSet, allowed: CpuSet, this_cpu: usize) -> usize {
-        if group.0.count_ones() == 1 {
-            return cpus(group).next().unwrap_or(this_cpu);
+    fn find_idlest_group_cpu(&self, t: TaskId, group: &CpuSet, this_cpu: usize) -> usize {
+        if group.weight() == 1 {
+            return group.first().unwrap_or(this_cpu);
         }
+        let allowed = &self.tasks[t].cpus_allowed;
         let mut idle: Option<(u64, usize)> = None;
         let mut least: Option<(u64, usize)> = None;
-        for cpu in cpus(group).filter(|&c| allowed.contains(c)) {
+        for cpu in group.iter().filter(|&c| allowed.contains(c)) {
             if self.cpu_idle(cpu) {
                 let since = self.rqs[cpu].idle_since;
                 if idle.map_or(true, |(s, _)| since > s) {
@@ -736,29 +814,30 @@ impl Kernel {
             return None;
         }
         let level = self.lb.topo.asym_level[this_cpu]?;
-        let sd_span = self.lb.topo.domains[this_cpu][level..]
-            .iter()
-            .find(|d| d.span.contains(prev))?
-            .span;
+        let sd_level = level
+            + self.lb.topo.domains[this_cpu][level..]
+                .iter()
+                .position(|d| d.span.contains(prev))?;
         let task_busy = self.task_util_est(t);
         if task_busy == 0 {
             return Some(prev);
         }
         let clamp = self.task_clamp(t);
-        let allowed = self.tasks[t].cpus_allowed;
         self.sample_eas_cpus(t);
+        let allowed = &self.tasks[t].cpus_allowed;
+        let sd_span = &self.lb.topo.domains[this_cpu][sd_level].span;
         let (mut best_delta, mut prev_delta) = (u64::MAX, u64::MAX);
         let mut best_cpu = prev;
         for pd in 0..self.lb.topo.perf_domains.len() {
-            let pd_cpus = self.lb.topo.perf_domains[pd];
-            let Some(first) = cpus(pd_cpus).next() else {
+            let pd_cpus = &self.lb.topo.perf_domains[pd];
+            let Some(first) = pd_cpus.first() else {
                 continue;
             };
             let cpu_cap = self.capacity_orig(first);
-            let pd_cap = cpu_cap * u64::from(pd_cpus.0.count_ones());
+            let pd_cap = cpu_cap * u64::from(pd_cpus.weight());
             let (mut max_spare, mut max_spare_cpu) = (0u64, None);
             let (mut prev_spare, mut compute_prev) = (0u64, false);
-            for cpu in cpus(pd_cpus) {
+            for cpu in pd_cpus.iter() {
                 if !sd_span.contains(cpu) || !allowed.contains(cpu) {
                     continue;
                 }
@@ -789,13 +868,13 @@ impl Kernel {
             if max_spare_cpu.is_none() && !compute_prev {
                 continue;
             }
-            let pd_busy = cpus(pd_cpus)
+            let pd_busy = pd_cpus
+                .iter()
                 .map(|c| self.lb.eas_cpus[c].energy_without)
                 .sum::<u64>()
                 .min(pd_cap);
             let env = EnergyEnv {
                 pd,
-                cpus: pd_cpus,
                 cpu_cap,
                 pd_cap,
                 pd_busy,
@@ -834,7 +913,7 @@ impl Kernel {
     /// from the CPUs sampled by `sample_eas_cpus()`.
     fn compute_energy(&self, env: &EnergyEnv, dst: Option<usize>) -> u64 {
         let mut max_util = 0;
-        for cpu in cpus(env.cpus) {
+        for cpu in self.lb.topo.perf_domains[env.pd].iter() {
             let c = &self.lb.eas_cpus[cpu];
             let util = if Some(cpu) == dst {
                 effective_cpu_util(&c.rq, c.with, UtilType::Frequency, Some(env.clamp))
@@ -899,10 +978,15 @@ impl Kernel {
     ) {
         let mut busy = idle == IdleType::NotIdle;
         let mut next = now + 60_000_000_000;
+        let mut max_cost = 0;
+        let mut need_decay = false;
         for level in 0..self.lb.topo.domains[cpu].len() {
+            // Decay the newidle max times here too (at most once a second per domain).
+            need_decay |= self.update_newidle_cost(cpu, level, 0, now);
+            max_cost = max_cost.max(self.lb.sd[cpu][level].max_newidle_lb_cost);
             let mut interval = self.sd_interval(cpu, level, busy);
             if now >= self.lb.sd[cpu][level].last_balance + interval {
-                if self.load_balance(cpu, level, idle, now, q) {
+                if self.load_balance(cpu, level, idle, now, q).0 {
                     idle = if self.cpu_idle(cpu) {
                         IdleType::Idle
                     } else {
@@ -915,16 +999,20 @@ impl Kernel {
             }
             next = next.min(self.lb.sd[cpu][level].last_balance + interval);
         }
+        if need_decay {
+            self.lb.idle[cpu].max_idle_balance_cost =
+                max_cost.max(self.variant.sched_migration_cost_ns);
+        }
         self.lb.next_balance[cpu] = next;
     }
 
-    /// `nohz_balancer_kick()` + `nohz_idle_balance()`: a busy CPU with waiting tasks, RT/DL
-    /// pressure, a misfit task or (symmetric systems) a busy LLC sibling has the idle CPUs
-    /// whose balance is due balanced at once.
+    /// `nohz_balancer_kick()` from a busy CPU's tick: the CPU leaves the nohz idle mask;
+    /// when idle CPUs' balancing is due (`nohz.next_balance`) and this CPU has waiting tasks,
+    /// RT/DL pressure, a misfit task or (symmetric systems) a busy LLC sibling, it kicks one
+    /// idle CPU of the mask (`find_new_ilb`), which balances for them all.
     fn nohz_balancer_kick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
-        let n = self.platform.nr_cpus();
-        let due = (0..n).any(|c| self.cpu_idle(c) && now >= self.lb.next_balance[c]);
-        if !due {
+        self.lb.nohz_idle.clear(cpu);
+        if self.lb.nohz_idle.is_empty() || now < self.lb.nohz_next_balance {
             return;
         }
         let rq = &self.rqs[cpu];
@@ -941,55 +1029,158 @@ impl Kernel {
                     && (self.capacity_orig(cpu) < u64::from(self.lb.topo.max_capacity)
                         || self.capacity_of(cpu) * 117 < self.capacity_orig(cpu) * 100)
             } else {
+                // sds->nr_busy_cpus of the LLC.
                 self.lb.topo.llc[cpu]
                     .iter()
                     .filter(|&c| !self.cpu_idle(c))
-                    .count()
-                    > 1
+                    .nth(1)
+                    .is_some()
             };
         }
         if !kick {
             return;
         }
-        for i in 1..=n {
-            let c = (cpu + i) % n;
-            if self.cpu_idle(c) && now >= self.lb.next_balance[c] {
-                self.rebalance_domains(c, IdleType::Idle, now, q);
-            }
+        // find_new_ilb(): the first idle CPU of the nohz mask.
+        let ilb = self
+            .lb
+            .nohz_idle
+            .iter()
+            .find(|&c| c != cpu && self.cpu_idle(c));
+        if let Some(ilb) = ilb {
+            self.nohz_idle_balance(ilb, now, q);
         }
     }
 
-    /// `newidle_balance()` for the fair class: when some CPU is overloaded (`rd->overload`,
-    /// read here as it is now: a runqueue with two tasks or a misfit one), balance each
-    /// domain, lowest first, until a task was pulled; the CPU's next periodic balance is due
-    /// at its idle intervals.
+    /// `_nohz_idle_balance()` on the kicked CPU `ilb` (at once: the IPI's delay is not
+    /// modelled): every other idle CPU of the nohz mask whose balance is due, from ilb + 1
+    /// wrapping, then ilb itself, runs `rebalance_domains`; `nohz.next_balance` becomes the
+    /// earliest next balance among them.
+    fn nohz_idle_balance(&mut self, ilb: usize, now: Time, q: &mut EventQueue<Event>) {
+        let mask = self.lb.nohz_idle;
+        let mut next = now + 60_000_000_000;
+        for c in mask.iter_wrap(ilb + 1).chain(std::iter::once(ilb)) {
+            if !self.cpu_idle(c) || (c == ilb && !mask.contains(c)) {
+                continue;
+            }
+            if now >= self.lb.next_balance[c] {
+                self.rebalance_domains(c, IdleType::Idle, now, q);
+            }
+            next = next.min(self.lb.next_balance[c]);
+        }
+        self.lb.nohz_next_balance = next;
+    }
+
+    /// `nohz_balance_enter_idle()`: a CPU that found nothing to pull goes idle with its tick
+    /// stopped and joins the nohz idle mask; its next balance bounds `nohz.next_balance`.
+    fn nohz_enter_idle(&mut self, cpu: usize) {
+        self.lb.nohz_idle.set(cpu);
+        self.lb.nohz_next_balance = self.lb.nohz_next_balance.min(self.lb.next_balance[cpu]);
+    }
+
+    /// The CPU time one balancing pass over a domain takes, in ns: what
+    /// `max_newidle_lb_cost` learns (`sched_clock_cpu` around `load_balance`). An estimate
+    /// until the CPU-cost model charges it: a fixed 1 us (the rq locks, the lb_env set-up,
+    /// find_busiest_group's arithmetic) plus 100 ns per CPU whose rq and cfs_rq signals
+    /// `update_sg_lb_stats` reads (about three cache lines, remote ones at some 35 ns on a
+    /// two-socket x86) and 50 ns per task `detach_tasks` examines.
+    pub(super) fn lb_pass_cost_ns(&self, cpus_scanned: usize, tasks_examined: usize) -> u64 {
+        1_000 + 100 * cpus_scanned as u64 + 50 * tasks_examined as u64
+    }
+
+    /// `update_newidle_cost()`: the domain's max cost rises to `cost`, else decays by ~1%
+    /// (253/256) once a second has passed since the last rise or decay; true when it decayed.
+    fn update_newidle_cost(&mut self, cpu: usize, level: usize, cost: u64, now: Time) -> bool {
+        let st = &mut self.lb.sd[cpu][level];
+        if cost > st.max_newidle_lb_cost {
+            st.max_newidle_lb_cost = cost;
+            st.last_decay_max_lb_cost = now + 1_000_000_000;
+        } else if now > st.last_decay_max_lb_cost {
+            st.max_newidle_lb_cost = st.max_newidle_lb_cost * 253 / 256;
+            st.last_decay_max_lb_cost = now;
+            return true;
+        }
+        false
+    }
+
+    /// The `ttwu_do_wakeup()` part of `rq->avg_idle`: a task woken onto a CPU whose
+    /// newly-idle balance set `idle_stamp` adds the idle period to the average (1/8 weight),
+    /// capped at twice `max_idle_balance_cost`.
+    pub(super) fn ttwu_avg_idle(&mut self, cpu: usize, now: Time) {
+        let ib = &mut self.lb.idle[cpu];
+        if let Some(stamp) = ib.idle_stamp.take() {
+            let delta = now.saturating_sub(stamp) as i64;
+            let avg = ib.avg_idle as i64;
+            ib.avg_idle = (avg + (delta - avg) / 8) as u64;
+            ib.avg_idle = ib.avg_idle.min(2 * ib.max_idle_balance_cost);
+        }
+    }
+
+    /// `rq->avg_idle` of a CPU (results and tests).
+    pub fn avg_idle(&self, cpu: usize) -> u64 {
+        self.lb.idle[cpu].avg_idle
+    }
+
+    /// `newidle_balance()` for the fair class (v6.1): the CPU stamps the start of its idle
+    /// period; unless the root domain is overloaded and `avg_idle` covers the lowest domain's
+    /// `max_newidle_lb_cost`, it does not balance. Otherwise each domain, lowest first, is
+    /// balanced while `avg_idle` covers the cost so far plus the domain's max cost, until a
+    /// task was pulled; each pass's cost feeds the domain's max. The CPU's next periodic
+    /// balance is due at its idle intervals.
     pub(super) fn newidle_balance(
         &mut self,
         cpu: usize,
         now: Time,
         q: &mut EventQueue<Event>,
     ) -> bool {
-        let n = self.platform.nr_cpus();
-        let overload =
-            (0..n).any(|c| self.rqs[c].nr_running >= 2 || self.lb.misfit_task_load[c] > 0);
+        self.lb.idle[cpu].idle_stamp = Some(now);
+        let nr_levels = self.lb.topo.domains[cpu].len();
         let mut next = self.lb.next_balance[cpu];
+        let avg_idle = self.lb.idle[cpu].avg_idle;
+        let skip = !self.lb.overload
+            || (nr_levels > 0 && avg_idle < self.lb.sd[cpu][0].max_newidle_lb_cost);
+        if skip {
+            if nr_levels > 0 {
+                self.lb.stats.newidle_skipped += u64::from(self.lb.overload);
+                next = next.min(self.lb.sd[cpu][0].last_balance + self.sd_interval(cpu, 0, false));
+            }
+            self.lb.next_balance[cpu] = next;
+            self.nohz_enter_idle(cpu);
+            return false;
+        }
         let mut pulled = false;
-        for level in 0..self.lb.topo.domains[cpu].len() {
+        let mut curr_cost = 0;
+        for level in 0..nr_levels {
             next =
                 next.min(self.lb.sd[cpu][level].last_balance + self.sd_interval(cpu, level, false));
-            if !overload || pulled {
-                continue;
+            if avg_idle < curr_cost + self.lb.sd[cpu][level].max_newidle_lb_cost {
+                break;
             }
-            pulled = self.load_balance(cpu, level, IdleType::NewlyIdle, now, q)
-                || self.rqs[cpu].nr_running > 0;
+            let (moved, examined) = self.load_balance(cpu, level, IdleType::NewlyIdle, now, q);
+            let cpus = self.lb.topo.domains[cpu][level].weight as usize;
+            let cost = self.lb_pass_cost_ns(cpus, examined);
+            self.update_newidle_cost(cpu, level, cost, now);
+            self.lb.stats.newidle_passes += 1;
+            curr_cost += cost;
+            pulled = moved || self.rqs[cpu].nr_running > 0;
+            if pulled {
+                break;
+            }
+        }
+        let ib = &mut self.lb.idle[cpu];
+        ib.max_idle_balance_cost = ib.max_idle_balance_cost.max(curr_cost);
+        if pulled {
+            ib.idle_stamp = None;
         }
         self.lb.next_balance[cpu] = next;
+        if !pulled {
+            self.nohz_enter_idle(cpu);
+        }
         pulled
     }
 
     /// `update_sd_lb_stats()` into `self.lb.groups`; returns (local group index, whether a
     /// CPU of the domain is overutilized). The root domain's flag is written here.
-    fn update_sd_lb_stats(&mut self, dst: usize, level: usize, now: Time) -> usize {
+    fn update_sd_lb_stats(&mut self, dst: usize, level: usize, idle: IdleType, now: Time) -> usize {
         let mut groups = std::mem::take(&mut self.lb.groups);
         groups.clear();
         let sd = &self.lb.topo.domains[dst][level];
@@ -999,16 +1190,17 @@ impl Kernel {
             level + 1 == self.lb.topo.domains[dst].len(),
         );
         let mut overutilized = false;
+        let mut overload = false;
         let mut local = 0;
         for g in 0..self.lb.topo.domains[dst][level].groups.len() {
-            let span = self.lb.topo.domains[dst][level].groups[g];
+            let span = &self.lb.topo.domains[dst][level].groups[g];
             let is_local = span.contains(dst);
             let mut s = GroupStats {
-                span: span.0,
+                group: g,
                 min_capacity: u64::MAX,
                 ..GroupStats::default()
             };
-            for cpu in cpus(span) {
+            for cpu in span.iter() {
                 s.load += self.cpu_load(cpu);
                 s.util += self.cpu_util_cfs(cpu);
                 s.runnable += self.fair.rqs[cpu].avg.runnable_avg;
@@ -1018,6 +1210,7 @@ impl Kernel {
                     s.idle_cpus += 1;
                 }
                 overutilized |= self.cpu_overutilized(cpu);
+                overload |= self.rqs[cpu].nr_running > 1 || self.lb.misfit_task_load[cpu] > 0;
                 let cap = self.capacity_of(cpu);
                 s.capacity += cap;
                 s.min_capacity = s.min_capacity.min(cap);
@@ -1034,8 +1227,18 @@ impl Kernel {
             }
             groups.push(s);
         }
+        // update_idle_cpu_scan(): a periodic (not newly idle) balance of the LLC domain sets
+        // the LLC's SIS_UTIL scan depth from the utilisation of its groups.
+        let sd = &self.lb.topo.domains[dst][level];
+        let llc_weight = self.lb.topo.llc[dst].weight();
+        if idle != IdleType::NewlyIdle && sd.weight == llc_weight {
+            let sum_util = groups.iter().map(|g| g.util).sum();
+            let nr = nr_idle_scan(sum_util, u64::from(llc_weight), sd.imbalance_pct);
+            self.lb.nr_idle_scan[self.lb.topo.llc_id[dst]] = nr;
+        }
         self.lb.groups = groups;
         if root {
+            self.lb.overload = overload;
             self.set_overutilized(overutilized, dst, now);
         } else if overutilized {
             self.set_overutilized(true, dst, now);
@@ -1043,7 +1246,8 @@ impl Kernel {
         local
     }
 
-    /// `load_balance()` of `dst` at domain `level`: whether tasks were moved to it.
+    /// `load_balance()` of `dst` at domain `level`: whether tasks were moved to it, and how
+    /// many tasks `detach_tasks` examined.
     fn load_balance(
         &mut self,
         dst: usize,
@@ -1051,8 +1255,8 @@ impl Kernel {
         idle: IdleType,
         now: Time,
         q: &mut EventQueue<Event>,
-    ) -> bool {
-        let local_idx = self.update_sd_lb_stats(dst, level, now);
+    ) -> (bool, usize) {
+        let local_idx = self.update_sd_lb_stats(dst, level, idle, now);
         let outcome = if self.lb.eas && !self.lb.overutilized {
             None
         } else {
@@ -1068,12 +1272,13 @@ impl Kernel {
                     st.interval_ms = (st.interval_ms * 2).min(max);
                 }
             }
-            return false;
+            return (false, 0);
         };
         let Some(src) = self.find_busiest_queue(dst, level, busiest, migration, imbalance) else {
-            return false;
+            return (false, 0);
         };
-        let moved = self.detach_attach_tasks(src, dst, level, idle, migration, imbalance, now, q);
+        let (moved, examined) =
+            self.detach_attach_tasks(src, dst, level, idle, migration, imbalance, now, q);
         let d = &self.lb.topo.domains[dst][level];
         let (min_interval, cache_nice_tries, pct) =
             (d.min_interval_ms, d.cache_nice_tries, d.imbalance_pct);
@@ -1081,7 +1286,7 @@ impl Kernel {
             self.lb.sd[dst][level].nr_balance_failed = 0;
             self.lb.sd[dst][level].interval_ms = min_interval;
             self.lb.stats.lb_migrations += moved;
-            return true;
+            return (true, examined);
         }
         if idle != IdleType::NewlyIdle {
             self.lb.sd[dst][level].nr_balance_failed += 1;
@@ -1104,7 +1309,7 @@ impl Kernel {
             self.lb.sd[dst][level].nr_balance_failed = cache_nice_tries + 1;
             self.lb.sd[dst][level].interval_ms = min_interval;
         }
-        false
+        (false, examined)
     }
 
     /// `find_busiest_group()` + `calculate_imbalance()` over `self.lb.groups`: the busiest
@@ -1171,8 +1376,9 @@ impl Kernel {
         {
             return None;
         }
-        // SD_PREFER_SIBLING of the child level: set unless this level is asymmetric.
-        let prefer_sibling = level > 0 && !sd.asym_cpucapacity;
+        // SD_PREFER_SIBLING of the child level (cleared below an asymmetric level and on
+        // NUMA levels).
+        let prefer_sibling = level > 0 && self.lb.topo.domains[dst][level - 1].prefer_sibling;
         let force = prefer_sibling
             && local.kind == GroupType::HasSpare
             && b.nr_running > local.nr_running + 1;
@@ -1224,7 +1430,8 @@ impl Kernel {
         let sd = &self.lb.topo.domains[dst][level];
         let dst_cap = self.capacity_of(dst);
         let mut best: Option<(u64, u64, usize)> = None;
-        for cpu in cpus(CpuSet(self.lb.groups[group].span)) {
+        let g = self.lb.groups[group].group;
+        for cpu in sd.groups[g].iter() {
             let nr = u64::from(self.fair.rqs[cpu].h_nr_running);
             if nr == 0 || cpu == dst {
                 continue;
@@ -1277,9 +1484,10 @@ impl Kernel {
         imbalance: u64,
         now: Time,
         q: &mut EventQueue<Event>,
-    ) -> u64 {
+    ) -> (u64, usize) {
         let mut imbalance = imbalance as i128;
         let mut moved = 0;
+        let mut examined = 0;
         let failed = self.lb.sd[dst][level].nr_balance_failed;
         for _ in 0..32 {
             if self.rqs[src].nr_running <= 1 {
@@ -1287,7 +1495,9 @@ impl Kernel {
             }
             let curr = self.rqs[src].curr;
             // detach_tasks() walks the tasks from the tail, entering group queues.
+            let examined_here = std::cell::Cell::new(0);
             let accept = |t: TaskId| {
+                examined_here.set(examined_here.get() + 1);
                 if Some(t) == curr || !self.tasks[t].cpus_allowed.contains(dst) {
                     return false;
                 }
@@ -1309,6 +1519,7 @@ impl Kernel {
                 }
             };
             let pick = self.fair.find_task_rev(src, &accept);
+            examined += examined_here.get();
             let Some(t) = pick else { break };
             imbalance -= match migration {
                 Migration::Load => self.task_load(t).max(1) as i128,
@@ -1322,7 +1533,7 @@ impl Kernel {
                 break;
             }
         }
-        moved
+        (moved, examined)
     }
 
     /// The stopper of an active balance: the task running on `cpu` when it reschedules moves
@@ -1351,12 +1562,58 @@ struct EasCpu {
 /// Inputs of `compute_energy()` for one performance domain (`struct energy_env`).
 struct EnergyEnv {
     pd: usize,
-    cpus: CpuSet,
     cpu_cap: u64,
     pd_cap: u64,
     pd_busy: u64,
     task_busy: u64,
     clamp: TaskClamp,
+}
+
+/// What `select_idle_cpu()` makes of one candidate CPU.
+enum Scan {
+    Busy,
+    /// Idle and what the scan looks for (an idle core's CPU when one exists).
+    Take,
+    /// Idle, kept in case no idle core turns up.
+    Fallback,
+}
+
+/// The loop of `select_idle_cpu()` over `cpus` (the LLC and the task's affinity, from
+/// target + 1 wrapping): the first CPU `look` takes, else the first fallback. With `limit`
+/// (SIS_UTIL without an idle core) at most that many CPUs are examined, none when it is 0.
+/// Returns the CPU and how many CPUs were examined.
+fn select_idle_cpu(
+    cpus: impl Iterator<Item = usize>,
+    limit: Option<u32>,
+    mut look: impl FnMut(usize) -> Scan,
+) -> (Option<usize>, u32) {
+    let mut fallback = None;
+    let mut scanned = 0;
+    for cpu in cpus {
+        if limit.is_some_and(|l| scanned >= l) {
+            break;
+        }
+        scanned += 1;
+        match look(cpu) {
+            Scan::Take => return (Some(cpu), scanned),
+            Scan::Fallback => {
+                fallback.get_or_insert(cpu);
+            }
+            Scan::Busy => {}
+        }
+    }
+    (fallback, scanned)
+}
+
+/// `update_idle_cpu_scan()` (v6.1): how many CPUs of an LLC of `llc_weight` CPUs
+/// `select_idle_cpu` may scan, given the LLC's summed CFS util. With x = sum_util / weight,
+/// y = 1024 - x² · pct² / (10000 · 1024), clamped at 0, and nr = weight · y / 1024: all CPUs
+/// when the LLC is idle, none from 100/pct (85% at the LLC's imbalance_pct of 117) on.
+pub fn nr_idle_scan(sum_util: u64, llc_weight: u64, imbalance_pct: u64) -> u32 {
+    let scale = u64::from(SCHED_CAPACITY_SCALE);
+    let x = sum_util / llc_weight.max(1);
+    let tmp = (x * x * imbalance_pct * imbalance_pct / (10000 * scale)).min(scale);
+    ((scale - tmp) * llc_weight / scale) as u32
 }
 
 /// `group_classify()`, without the imbalanced (affinity) group type.
@@ -1388,5 +1645,49 @@ fn pick_idlest(idlest: &GroupStats, s: &GroupStats) -> bool {
             s.idle_cpus > idlest.idle_cpus
                 || (s.idle_cpus == idlest.idle_cpus && s.util < idlest.util)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nr_idle_scan_follows_the_llc_utilisation() {
+        // An idle LLC may be scanned whole; at 100/imbalance_pct of its capacity (85% at
+        // 117) and above, not at all; in between the quadratic of update_idle_cpu_scan.
+        assert_eq!(nr_idle_scan(0, 16, 117), 16);
+        let threshold = 16 * 1024 * 100 / 117 + 16;
+        assert_eq!(nr_idle_scan(threshold, 16, 117), 0);
+        assert_eq!(nr_idle_scan(16 * 1024, 16, 117), 0);
+        // Half utilised: y = 1024 - 512² · 117² / (10000 · 1024) = 1024 - 350 = 674.
+        assert_eq!(nr_idle_scan(16 * 512, 16, 117), (674 * 16 / 1024) as u32);
+        let mut last = u32::MAX;
+        for util in (0..=16 * 1024).step_by(512) {
+            let nr = nr_idle_scan(util, 16, 117);
+            assert!(nr <= last && nr <= 16);
+            last = nr;
+        }
+    }
+
+    #[test]
+    fn select_idle_cpu_scans_no_more_than_nr_idle_scan() {
+        // Sixteen CPUs of which only the last is idle: a limit stops the scan before it.
+        let idle = |c: usize| if c == 15 { Scan::Take } else { Scan::Busy };
+        for limit in 0..20u32 {
+            let (found, scanned) = select_idle_cpu(0..16, Some(limit), idle);
+            assert!(scanned <= limit);
+            assert_eq!(found.is_some(), limit >= 16, "limit {limit}");
+        }
+        // Without the limit (an idle core exists, or SIS_UTIL off) the whole LLC is seen.
+        assert_eq!(select_idle_cpu(0..16, None, idle), (Some(15), 16));
+        // An idle CPU that is not the idle core sought is the fallback.
+        let look = |c: usize| match c {
+            3 => Scan::Fallback,
+            9 => Scan::Take,
+            _ => Scan::Busy,
+        };
+        assert_eq!(select_idle_cpu(0..16, None, look), (Some(9), 10));
+        assert_eq!(select_idle_cpu(0..8, None, look), (Some(3), 8));
     }
 }

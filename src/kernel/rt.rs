@@ -156,7 +156,7 @@ impl Kernel {
             let pushable = rq
                 .rt
                 .waiting(Some(curr))
-                .find(|&t| self.tasks[t].cpus_allowed.0.count_ones() > 1);
+                .find(|&t| self.tasks[t].cpus_allowed.weight() > 1);
             let Some(t) = pushable else { return };
             if self.tasks[t].prio() < self.tasks[curr].prio() {
                 // It will preempt the current task here instead.

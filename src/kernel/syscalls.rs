@@ -212,7 +212,7 @@ impl Kernel {
 
     /// `sched_setaffinity()` of the running task.
     pub(super) fn set_cpus_allowed(&mut self, t: TaskId, mask: CpuSet) {
-        let valid = CpuSet(mask.0 & CpuSet::all(self.platform.nr_cpus()).0);
+        let valid = mask.and(&CpuSet::all(self.platform.nr_cpus()));
         if valid.is_empty() {
             // EINVAL: the mask has no online CPU; nothing changes.
             return;

@@ -258,6 +258,8 @@ pub struct Features {
     pub base_slice: bool,
     pub util_est: bool,
     pub util_est_fastup: bool,
+    /// SIS_UTIL: `select_idle_cpu` scans at most the LLC's `nr_idle_scan` CPUs.
+    pub sis_util: bool,
 }
 
 impl Default for Features {
@@ -272,6 +274,7 @@ impl Default for Features {
             base_slice: true,
             util_est: true,
             util_est_fastup: true,
+            sis_util: true,
         }
     }
 }
@@ -405,6 +408,7 @@ const KNOBS: &[Knob] = &[
     knob!("feature.BASE_SLICE", Bool, features.base_slice),
     knob!("feature.UTIL_EST", Bool, features.util_est),
     knob!("feature.UTIL_EST_FASTUP", Bool, features.util_est_fastup),
+    knob!("feature.SIS_UTIL", Bool, features.sis_util),
     knob!(
         "debug.latency_ns",
         Uint(100_000, 1_000_000_000),

@@ -12,8 +12,11 @@ use crate::error::InputError;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The largest platform schedlab accepts.
-const MAX_CPUS: usize = 64;
+/// The largest platform schedlab accepts: what a CPU mask holds.
+const MAX_CPUS: usize = crate::workload::NR_CPUS;
+
+/// `LOCAL_DISTANCE`, the SLIT's value for a node to itself (include/linux/topology.h).
+const LOCAL_DISTANCE: u32 = 10;
 
 /// The CONFIG_HZ range that Kconfig offers across architectures (24 to 1200).
 const HZ_RANGE: std::ops::RangeInclusive<u32> = 24..=1200;
@@ -324,6 +327,9 @@ impl Reader<'_> {
             "hz",
             "freq_invariant",
             "energy_model",
+            "numa_distance",
+            "node_reclaim_distance",
+            "layout",
         ];
         let t = self.table(root, String::new(), KEYS)?;
         let name = self.string(self.required(&t, "name", NAME)?, &t.at("name"), NAME)?;
@@ -331,12 +337,40 @@ impl Reader<'_> {
             Some(n) => self.string(n, &t.at("description"), DESCRIPTION)?,
             None => String::new(),
         };
-        let cpus_node = self.required(&t, "cpus", CPUS)?;
-        let cpus = self.list(cpus_node, &t.at("cpus"), CPUS, |n, p| self.cpu(n, p))?;
-        let domains_node = self.required(&t, "freq_domains", DOMAINS)?;
-        let freq_domains = self.list(domains_node, &t.at("freq_domains"), DOMAINS, |n, p| {
-            self.domain(n, p)
-        })?;
+        let numa_distance = match t.get("numa_distance") {
+            Some(n) => self.list(n, &t.at("numa_distance"), DISTANCES, |row, p| {
+                self.list(row, &p, DISTANCES, |d, p| self.int(d, &p, DISTANCE))
+            })?,
+            None => Vec::new(),
+        };
+        let node_reclaim_distance = match t.get("node_reclaim_distance") {
+            None | Some(Node::Null) => None,
+            Some(n) => Some(self.int(n, &t.at("node_reclaim_distance"), DISTANCE)?),
+        };
+        let (cpus, freq_domains) = match t.get("layout") {
+            Some(layout) => {
+                for key in ["cpus", "freq_domains"] {
+                    if t.get(key).is_some() {
+                        return Err(self.error(
+                            &t.at(key),
+                            "either a layout or cpus and freq_domains",
+                            format!("both layout and {key}"),
+                        ));
+                    }
+                }
+                self.layout(layout, t.at("layout"), numa_distance.len())?
+            }
+            None => {
+                let cpus_node = self.required(&t, "cpus", CPUS)?;
+                let cpus = self.list(cpus_node, &t.at("cpus"), CPUS, |n, p| self.cpu(n, p))?;
+                let domains_node = self.required(&t, "freq_domains", DOMAINS)?;
+                let freq_domains =
+                    self.list(domains_node, &t.at("freq_domains"), DOMAINS, |n, p| {
+                        self.domain(n, p)
+                    })?;
+                (cpus, freq_domains)
+            }
+        };
         let hz = match t.get("hz") {
             None | Some(Node::Null) => None,
             Some(n) => Some(self.int(n, &t.at("hz"), HZ)?),
@@ -357,31 +391,179 @@ impl Reader<'_> {
             hz,
             energy_model,
             freq_invariant,
+            numa_distance,
+            node_reclaim_distance,
         })
     }
 
+    /// A `[layout]` table: a regular server (sockets × cores × threads, cores sharing an
+    /// LLC in groups, NUMA nodes per socket) expanded into CPUs and cpufreq policies, numbered
+    /// as Linux numbers x86 servers (firmware lists the first thread of every core, package
+    /// by package, then the second threads: CPU n and n + cores are siblings).
+    fn layout(
+        &self,
+        node: &Node,
+        place: String,
+        nr_nodes: usize,
+    ) -> Result<(Vec<Cpu>, Vec<FreqDomain>), InputError> {
+        const KEYS: &[&str] = &[
+            "sockets",
+            "cores_per_socket",
+            "threads_per_core",
+            "cores_per_llc",
+            "nodes_per_socket",
+            "policy_per",
+            "cpu",
+            "freq_domain",
+        ];
+        let t = self.table(node, place, KEYS)?;
+        let count = |key: &str| -> Result<usize, InputError> {
+            let n: usize = self.int(self.required(&t, key, COUNT)?, &t.at(key), COUNT)?;
+            if n == 0 {
+                return Err(self.error(&t.at(key), COUNT, "0"));
+            }
+            Ok(n)
+        };
+        let sockets = count("sockets")?;
+        let cores = count("cores_per_socket")?;
+        let threads = count("threads_per_core")?;
+        let per_llc = count("cores_per_llc")?;
+        let nps = match t.get("nodes_per_socket") {
+            Some(_) => count("nodes_per_socket")?,
+            None => 1,
+        };
+        for (key, n) in [("cores_per_llc", per_llc), ("nodes_per_socket", nps)] {
+            if cores % n != 0 {
+                let expected = format!("a divisor of cores_per_socket ({cores})");
+                return Err(self.error(&t.at(key), expected, n.to_string()));
+            }
+        }
+        if (cores / nps) % per_llc != 0 {
+            let expected = format!(
+                "LLCs that do not straddle nodes ({} cores per node)",
+                cores / nps
+            );
+            return Err(self.error(&t.at("cores_per_llc"), expected, per_llc.to_string()));
+        }
+        let nr_cpus = sockets * cores * threads;
+        if nr_cpus > MAX_CPUS {
+            return Err(self.error(
+                &t.place,
+                format!("at most {MAX_CPUS} CPUs"),
+                format!("{sockets} × {cores} × {threads} = {nr_cpus} CPUs"),
+            ));
+        }
+        if sockets * nps > 1 && nr_nodes != sockets * nps {
+            return Err(self.error(
+                "numa_distance",
+                format!(
+                    "a {0} × {0} table, one row per node (sockets × nodes_per_socket)",
+                    sockets * nps
+                ),
+                format!("{nr_nodes} rows"),
+            ));
+        }
+        let per_package = match t.get("policy_per") {
+            None => false,
+            Some(Node::Str(s)) if s == "cpu" => false,
+            Some(Node::Str(s)) if s == "package" => true,
+            Some(other) => return Err(self.mismatch(&t.at("policy_per"), POLICY_PER, other)),
+        };
+        let template = self.layout_cpu(self.required(&t, "cpu", CPU)?, t.at("cpu"))?;
+        let domain_node = self.required(&t, "freq_domain", DOMAIN)?;
+        let domain = self.layout_domain(domain_node, t.at("freq_domain"))?;
+        let total_cores = sockets * cores;
+        let mut cpus = Vec::with_capacity(nr_cpus);
+        for id in 0..nr_cpus {
+            let core = id % total_cores;
+            let package = core / cores;
+            cpus.push(Cpu {
+                freq_domain: if per_package { package } else { id },
+                llc: core / per_llc,
+                smt_siblings: (0..threads)
+                    .map(|k| k * total_cores + core)
+                    .filter(|&s| s != id)
+                    .collect(),
+                package,
+                node: if sockets * nps > 1 {
+                    package * nps + (core % cores) / (cores / nps)
+                } else {
+                    0
+                },
+                ..template.clone()
+            });
+        }
+        let freq_domains = if per_package {
+            (0..sockets)
+                .map(|s| FreqDomain {
+                    cpus: (0..nr_cpus).filter(|&c| cpus[c].package == s).collect(),
+                    ..domain.clone()
+                })
+                .collect()
+        } else {
+            (0..nr_cpus)
+                .map(|c| FreqDomain {
+                    cpus: vec![c],
+                    ..domain.clone()
+                })
+                .collect()
+        };
+        Ok((cpus, freq_domains))
+    }
+
+    /// The CPU of a layout: a `[[cpus]]` entry without the fields the layout gives.
+    fn layout_cpu(&self, node: &Node, place: String) -> Result<Cpu, InputError> {
+        self.cpu_with(node, place, false)
+    }
+
+    /// The cpufreq policy of a layout: a `[[freq_domains]]` entry without `cpus`.
+    fn layout_domain(&self, node: &Node, place: String) -> Result<FreqDomain, InputError> {
+        self.domain_with(node, place, false)
+    }
+
     fn cpu(&self, node: &Node, place: String) -> Result<Cpu, InputError> {
+        self.cpu_with(node, place, true)
+    }
+
+    /// A CPU entry; `placed`: with the keys that place it (freq_domain, llc, smt_siblings,
+    /// package, node), which a layout computes instead.
+    fn cpu_with(&self, node: &Node, place: String, placed: bool) -> Result<Cpu, InputError> {
         const KEYS: &[&str] = &[
             "uarch",
             "capacity_orig",
+            "idle_states",
             "freq_domain",
             "llc",
             "smt_siblings",
-            "idle_states",
+            "package",
+            "node",
         ];
-        let t = self.table(node, place, KEYS)?;
+        let t = self.table(node, place, if placed { KEYS } else { &KEYS[..3] })?;
         let uarch = self.string(self.required(&t, "uarch", UARCH)?, &t.at("uarch"), UARCH)?;
         let capacity_orig = self.int(
             self.required(&t, "capacity_orig", CAPACITY)?,
             &t.at("capacity_orig"),
             CAPACITY,
         )?;
-        let freq_domain = self.int(
-            self.required(&t, "freq_domain", DOMAIN_INDEX)?,
-            &t.at("freq_domain"),
-            DOMAIN_INDEX,
-        )?;
-        let llc = self.int(self.required(&t, "llc", LLC)?, &t.at("llc"), LLC)?;
+        let (freq_domain, llc) = if placed {
+            let freq_domain = self.int(
+                self.required(&t, "freq_domain", DOMAIN_INDEX)?,
+                &t.at("freq_domain"),
+                DOMAIN_INDEX,
+            )?;
+            (
+                freq_domain,
+                self.int(self.required(&t, "llc", LLC)?, &t.at("llc"), LLC)?,
+            )
+        } else {
+            (0, 0)
+        };
+        let id = |key: &str, expected: &str| match t.get(key) {
+            Some(n) => self.int(n, &t.at(key), expected),
+            None => Ok(0),
+        };
+        let package = id("package", PACKAGE)?;
+        let node = id("node", NODE)?;
         let smt_siblings = match t.get("smt_siblings") {
             Some(n) => self.list(n, &t.at("smt_siblings"), SIBLINGS, |n, p| {
                 self.int(n, &p, CPU_ID)
@@ -400,25 +582,42 @@ impl Reader<'_> {
             freq_domain,
             llc,
             smt_siblings,
+            package,
+            node,
             idle_states,
         })
     }
 
     fn domain(&self, node: &Node, place: String) -> Result<FreqDomain, InputError> {
+        self.domain_with(node, place, true)
+    }
+
+    /// A frequency domain; `with_cpus`: with its `cpus` key (a layout computes them).
+    fn domain_with(
+        &self,
+        node: &Node,
+        place: String,
+        with_cpus: bool,
+    ) -> Result<FreqDomain, InputError> {
         const KEYS: &[&str] = &[
-            "cpus",
             "opps",
             "transition_latency_ns",
             "transition_delay_us",
             "fast_switch",
             "freq_table",
             "cluster_idle_states",
+            "cpus",
         ];
-        let t = self.table(node, place, KEYS)?;
-        let cpus_node = self.required(&t, "cpus", DOMAIN_CPUS)?;
-        let cpus = self.list(cpus_node, &t.at("cpus"), DOMAIN_CPUS, |n, p| {
-            self.int(n, &p, CPU_ID)
-        })?;
+        let keys = if with_cpus { KEYS } else { &KEYS[..6] };
+        let t = self.table(node, place, keys)?;
+        let cpus = if with_cpus {
+            let cpus_node = self.required(&t, "cpus", DOMAIN_CPUS)?;
+            self.list(cpus_node, &t.at("cpus"), DOMAIN_CPUS, |n, p| {
+                self.int(n, &p, CPU_ID)
+            })?
+        } else {
+            Vec::new()
+        };
         let opps_node = self.required(&t, "opps", OPPS)?;
         let opps = self.list(opps_node, &t.at("opps"), OPPS, |n, p| self.opp(n, p))?;
         let transition_latency_ns = match t.get("transition_latency_ns") {
@@ -520,6 +719,14 @@ const FREQ: &str = "a frequency in kHz (a positive integer)";
 const POWER: &str = "a power in mW (a number from 0)";
 const STATE_NAME: &str = "the idle state's name (a string)";
 const EXIT_LATENCY: &str = "an exit latency in ns (an integer from 0)";
+const DISTANCES: &str = "an array of rows of node distances (the ACPI SLIT)";
+const DISTANCE: &str = "a node distance (an integer, 10 for a node to itself)";
+const PACKAGE: &str = "a package (socket) id (an integer from 0)";
+const NODE: &str = "a NUMA node id (an integer from 0)";
+const COUNT: &str = "a count (a positive integer)";
+const POLICY_PER: &str = "\"cpu\" or \"package\" (one cpufreq policy per CPU or per package)";
+const CPU: &str = "a CPU (uarch, capacity_orig, idle_states)";
+const DOMAIN: &str = "a cpufreq policy (opps and the driver's fields, without cpus)";
 
 /// Checks that `p` describes hardware the simulated kernel can run on; the first problem
 /// found is reported at its key path.
@@ -593,6 +800,13 @@ fn validate(p: &Platform, file: &str) -> Result<(), InputError> {
                 cpu.llc.to_string(),
             );
         }
+        if cpu.node >= p.nr_nodes() {
+            let expected = match p.numa_distance.len() {
+                0 => "node 0 (the platform has no numa_distance table)".to_string(),
+                n => format!("a node below {n}, the rows of numa_distance"),
+            };
+            return fail(at("node"), expected, cpu.node.to_string());
+        }
         validate_siblings(p, i, file)?;
         validate_idle_states(&cpu.idle_states, &at("idle_states"), file)?;
     }
@@ -609,6 +823,8 @@ fn validate(p: &Platform, file: &str) -> Result<(), InputError> {
             p.cpus[biggest].capacity_orig.to_string(),
         );
     }
+
+    validate_numa(p, file)?;
 
     for (d, domain) in p.freq_domains.iter().enumerate() {
         let at = |field: &str| format!("freq_domains[{d}].{field}");
@@ -664,6 +880,77 @@ fn validate(p: &Platform, file: &str) -> Result<(), InputError> {
             &at("cluster_idle_states"),
             file,
         )?;
+    }
+    Ok(())
+}
+
+/// The SLIT is square, 10 on its diagonal and above it elsewhere, and symmetric (the
+/// kernel's `sched_init_numa` assumes node_distance(a, b) == node_distance(b, a)); every
+/// node has CPUs, and an LLC stays within one node and one package.
+fn validate_numa(p: &Platform, file: &str) -> Result<(), InputError> {
+    let fail = |place: String, expected: String, found: String| {
+        Err(InputError::new(file, place, expected, found))
+    };
+    let n = p.numa_distance.len();
+    for (a, row) in p.numa_distance.iter().enumerate() {
+        if row.len() != n {
+            return fail(
+                format!("numa_distance[{a}]"),
+                format!("{n} distances (the table is square)"),
+                format!("{} distances", row.len()),
+            );
+        }
+        for (b, &d) in row.iter().enumerate() {
+            let place = format!("numa_distance[{a}][{b}]");
+            if a == b && d != LOCAL_DISTANCE {
+                return fail(
+                    place,
+                    format!("{LOCAL_DISTANCE} (LOCAL_DISTANCE)"),
+                    d.to_string(),
+                );
+            }
+            if a != b && d <= LOCAL_DISTANCE {
+                return fail(
+                    place,
+                    format!("a distance above {LOCAL_DISTANCE} between two nodes"),
+                    d.to_string(),
+                );
+            }
+            if d != p.numa_distance[b][a] {
+                return fail(
+                    place,
+                    format!(
+                        "{}, as numa_distance[{b}][{a}] (distances are symmetric)",
+                        p.numa_distance[b][a]
+                    ),
+                    d.to_string(),
+                );
+            }
+        }
+    }
+    for node in 0..p.nr_nodes() {
+        if !p.cpus.iter().any(|c| c.node == node) {
+            return fail(
+                format!("numa_distance[{node}]"),
+                format!("a node some CPU is on (node {node})"),
+                "a node without CPUs".into(),
+            );
+        }
+    }
+    for (i, cpu) in p.cpus.iter().enumerate() {
+        if let Some(j) = p.cpus[..i]
+            .iter()
+            .position(|o| o.llc == cpu.llc && (o.node != cpu.node || o.package != cpu.package))
+        {
+            return fail(
+                format!("cpus[{i}].llc"),
+                format!(
+                    "an LLC within one node and package (CPU {j} shares LLC {} on another)",
+                    cpu.llc
+                ),
+                cpu.llc.to_string(),
+            );
+        }
     }
     Ok(())
 }

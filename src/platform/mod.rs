@@ -82,6 +82,12 @@ pub struct Cpu {
     /// SMT siblings of this CPU (other logical CPUs of the same core), if any.
     #[serde(default)]
     pub smt_siblings: Vec<usize>,
+    /// Physical package (socket) id: CPUs of one package form the DIE level.
+    #[serde(default)]
+    pub package: usize,
+    /// NUMA node id, a row of `Platform::numa_distance` (0 on a machine without one).
+    #[serde(default)]
+    pub node: usize,
     /// Idle states of this CPU (shallowest first).
     #[serde(default)]
     pub idle_states: Vec<IdleState>,
@@ -107,6 +113,14 @@ pub struct Platform {
     /// x86 of seed 003: no).
     #[serde(default = "default_true")]
     pub freq_invariant: bool,
+    /// The ACPI SLIT: `numa_distance[a][b]` is node_distance(a, b), 10 on the diagonal.
+    /// Empty: one node.
+    #[serde(default)]
+    pub numa_distance: Vec<Vec<u32>>,
+    /// The architecture's `node_reclaim_distance` if it changes RECLAIM_DISTANCE (30):
+    /// AMD Zen sets 32. NUMA levels farther than it lose SD_WAKE_AFFINE and fork balancing.
+    #[serde(default)]
+    pub node_reclaim_distance: Option<u32>,
 }
 
 fn default_true() -> bool {
@@ -136,6 +150,20 @@ impl Platform {
 
     pub fn nr_cpus(&self) -> usize {
         self.cpus.len()
+    }
+
+    /// The number of NUMA nodes (1 without a distance table).
+    pub fn nr_nodes(&self) -> usize {
+        self.numa_distance.len().max(1)
+    }
+
+    /// `node_distance(a, b)`: the SLIT entry, `LOCAL_DISTANCE` (10) without a table.
+    pub fn node_distance(&self, a: usize, b: usize) -> u32 {
+        self.numa_distance
+            .get(a)
+            .and_then(|row| row.get(b))
+            .copied()
+            .unwrap_or(10)
     }
 
     pub fn domain_of(&self, cpu: usize) -> &FreqDomain {

@@ -12,6 +12,16 @@ const PRESETS: &[(&str, &str)] = &[
     ("rk3399", include_str!("../../platforms/rk3399.toml")),
     ("x86-4c8t", include_str!("../../platforms/x86-4c8t.toml")),
     ("smp8", include_str!("../../platforms/smp8.toml")),
+    ("xeon-2s", include_str!("../../platforms/xeon-2s.toml")),
+    ("zen3-2s", include_str!("../../platforms/zen3-2s.toml")),
+    (
+        "zen3-2s-nps2",
+        include_str!("../../platforms/zen3-2s-nps2.toml"),
+    ),
+    (
+        "zen3-2s-nps4",
+        include_str!("../../platforms/zen3-2s-nps4.toml"),
+    ),
 ];
 
 /// The preset called `name`, if there is one.

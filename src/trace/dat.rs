@@ -61,7 +61,7 @@ enum Val<'a> {
     I(i64),
     S(&'a str),
     /// Hex digits of a mask, without `0x`.
-    Hex(u64),
+    Hex(crate::workload::CpuSet),
 }
 
 /// One CPU's ring buffer: the page being filled, and the full pages in a scratch file.
@@ -147,7 +147,7 @@ impl Dat {
                 }
                 Val::Hex(mask) => {
                     let mut digits = Vec::with_capacity(16);
-                    super::text::hex(&mut digits, mask);
+                    super::text::hex_mask(&mut digits, &mask);
                     let n = digits.len().min(dst_len - 1);
                     r[off..off + n].copy_from_slice(&digits[..n]);
                 }
@@ -537,7 +537,7 @@ fn values<'a>(ev: &TraceEvent<'a>) -> (usize, [Val<'a>; 8], usize) {
         }
         TraceEvent::SchedOverutilized { overutilized, span } => {
             push(Val::I(overutilized.into()));
-            push(Val::Hex(span));
+            push(Val::Hex(*span));
             SCHED_OVERUTILIZED
         }
         TraceEvent::Print { .. } => unreachable!("print records are built by write_event"),

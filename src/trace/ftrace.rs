@@ -13,7 +13,7 @@
 //! Lines are formatted by hand into one reused buffer (`text.rs`) and handed to the writer
 //! a megabyte at a time.
 
-use super::text::{hex, int, nine_digits, right, uint, uint_left, uint_zero_padded};
+use super::text::{int, nine_digits, right, uint, uint_left, uint_zero_padded};
 use super::{EventSelection, Observer, TaskRef, TraceEvent, IDLE_COMM};
 use std::io::{self, Write};
 
@@ -220,7 +220,7 @@ impl<W: Write> Ftrace<W> {
             TraceEvent::SchedOverutilized { overutilized, span } => {
                 field(b, b"sched_overutilized: overutilized=", overutilized.into());
                 b.extend_from_slice(b" span=0x");
-                hex(b, span);
+                super::text::hex_mask(b, span);
             }
             TraceEvent::Print { text } => {
                 b.extend_from_slice(b"print: tracing_mark_write: ");

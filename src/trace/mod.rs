@@ -282,7 +282,7 @@ pub enum TraceEvent<'a> {
     /// `span` is the root domain's CPU mask.
     SchedOverutilized {
         overutilized: bool,
-        span: u64,
+        span: &'a crate::workload::CpuSet,
     },
     /// A line written to trace_marker (`print: tracing_mark_write: …`).
     Print {

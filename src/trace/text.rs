@@ -43,22 +43,6 @@ pub fn nine_digits(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&digits);
 }
 
-/// Append `v` in lower-case hexadecimal, without a prefix.
-pub fn hex(out: &mut Vec<u8>, v: u64) {
-    let mut digits = [0u8; 16];
-    let mut i = digits.len();
-    let mut v = v;
-    loop {
-        i -= 1;
-        digits[i] = b"0123456789abcdef"[(v & 0xf) as usize];
-        v >>= 4;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
-}
-
 /// Append `s` right-aligned in `width` characters (`{:>width}`).
 pub fn right(out: &mut Vec<u8>, s: &str, width: usize) {
     pad(out, width.saturating_sub(chars(s)));
@@ -123,4 +107,10 @@ mod tests {
             assert_eq!(b, format!("{s:>16}").into_bytes());
         }
     }
+}
+
+/// A CPU mask in the kernel's `%*pb` hex form.
+pub fn hex_mask(out: &mut Vec<u8>, m: &crate::workload::CpuSet) {
+    use std::io::Write;
+    let _ = write!(out, "{m:x}");
 }

@@ -2,6 +2,7 @@
 //! the lenient ordered JSON reader it needs, `warning.rs` what rt-app ignores and we report, `thread.rs` runs one rt-app thread as a state
 //! machine that issues `Syscall`s to the simulated kernel, `gen/` writes the seeds' workloads).
 
+mod cpumask;
 pub mod gen;
 mod json;
 mod rtapp;

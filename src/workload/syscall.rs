@@ -3,28 +3,7 @@
 //! `Thread::step` whenever the previous request completed, and executes the returned
 //! `Syscall`.
 
-/// A set of CPUs (affinity mask), up to 64 CPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct CpuSet(pub u64);
-
-impl CpuSet {
-    pub fn all(nr_cpus: usize) -> CpuSet {
-        if nr_cpus >= 64 {
-            CpuSet(u64::MAX)
-        } else {
-            CpuSet((1u64 << nr_cpus) - 1)
-        }
-    }
-    pub fn contains(self, cpu: usize) -> bool {
-        cpu < 64 && self.0 & (1u64 << cpu) != 0
-    }
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-    pub fn iter(self) -> impl Iterator<Item = usize> {
-        (0..64).filter(move |&c| self.0 & (1u64 << c) != 0)
-    }
-}
+pub use super::cpumask::{CpuSet, NR_CPUS};
 
 /// Scheduling policy, as `sched_setattr` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

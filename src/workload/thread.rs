@@ -353,13 +353,9 @@ impl Thread {
     ) -> Thread {
         let spec = &workload.tasks[task];
         let mask = |cpus: &Option<Vec<usize>>| {
-            cpus.as_ref().map(|c| {
-                CpuSet(c.iter().fold(0u64, |m, &cpu| {
-                    m | 1u64.checked_shl(cpu as u32).unwrap_or(0)
-                }))
-            })
+            cpus.as_ref().map(|c| c.iter().copied().collect::<CpuSet>())
         };
-        let all = CpuSet(u64::MAX);
+        let all = CpuSet::all(super::NR_CPUS);
         Thread {
             name,
             task,

@@ -481,8 +481,9 @@ impl Parser<'_> {
             .iter()
             .enumerate()
             .map(|(i, (c, _))| {
-                // The affinity mask (CpuSet) holds 64 CPUs.
-                self.int_in(c, &format!("{place}[{i}]"), 0, 63, "a CPU number")
+                // An affinity mask holds NR_CPUS CPUs; check_platform() checks the platform's.
+                let max = crate::workload::NR_CPUS as i64 - 1;
+                self.int_in(c, &format!("{place}[{i}]"), 0, max, "a CPU number")
                     .map(|c| c as usize)
             })
             .collect::<Result<Vec<_>, _>>()
