@@ -962,6 +962,9 @@ pub fn load_side(arg: &str, platform: &str) -> Result<Experiment, InputError> {
     if arg.ends_with(".toml") {
         return Experiment::load(Path::new(arg));
     }
+    if arg != "-" && crate::replay::is_trace(Path::new(arg)) {
+        return crate::replay::trace_side(arg, platform);
+    }
     let workload = if arg == "-" {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)

@@ -29,6 +29,7 @@ pub mod error;
 pub mod experiment;
 pub mod kernel;
 pub mod platform;
+pub mod replay;
 pub mod report;
 pub mod reproduce;
 pub mod sim;

@@ -57,6 +57,18 @@ enum Command {
     /// Print a generated rt-app workload (JSON) to standard output.
     #[command(subcommand)]
     Gen(schedlab::workload::gen::GenCommand),
+    /// Extract a trace's tasks and run them under this kernel (with any switch): a table of
+    /// each task's runtime, wake-ups and latency and each CPU's frequency and energy against
+    /// the trace.
+    Replay(schedlab::replay::ReplayArgs),
+}
+
+fn replay(args: schedlab::replay::ReplayArgs) -> Result<(), Error> {
+    let (table, json) = schedlab::replay::replay(&args)?;
+    match (args.json.as_deref(), json) {
+        (Some(path), Some(json)) => output(Some(path), json, || table),
+        _ => output(None, String::new(), || table),
+    }
 }
 
 #[derive(clap::Args)]
@@ -588,12 +600,8 @@ fn main() -> ExitCode {
             }
             Ok(())
         }
-        Command::Gen(g) => g.json().map_err(Error::from).map(|json| {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&json).expect("JSON serialises")
-            )
-        }),
+        Command::Gen(g) => g.text().map(|text| println!("{}", text.trim_end())),
+        Command::Replay(args) => replay(args),
         Command::Platforms { name: Some(n) } => Platform::resolve(&n)
             .map(|p| print!("{}", p.describe()))
             .map_err(Error::from),

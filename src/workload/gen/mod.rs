@@ -44,6 +44,8 @@ pub enum GenCommand {
     /// TouchLatency-like frames beside periodic background load (seed 002); reports missed
     /// frames and frame latency.
     Frames(FramesArgs),
+    /// The tasks of a trace (`trace-cmd report` text or trace.dat) as an rt-app workload.
+    FromTrace(crate::replay::GenFromTraceArgs),
 }
 
 impl GenCommand {
@@ -58,7 +60,20 @@ impl GenCommand {
             GenCommand::Schbench(a) => schbench(a),
             GenCommand::Netperf(a) => netperf(a),
             GenCommand::Frames(a) => frames(a),
+            GenCommand::FromTrace(a) => {
+                let l = a.extract.load()?;
+                l.extraction().workload()
+            }
         })
+    }
+
+    /// What `schedlab gen` prints: the JSON, or for `from-trace` the workload with a header
+    /// comment naming its trace.
+    pub fn text(&self) -> Result<String, crate::Error> {
+        match self {
+            GenCommand::FromTrace(a) => crate::replay::gen_from_trace(a),
+            _ => Ok(serde_json::to_string_pretty(&self.json()?).expect("JSON serialises")),
+        }
     }
 }
 

@@ -1,0 +1,650 @@
+//! A timeline → an rt-app workload: per task its policy and priority (from `prio`) and, in
+//! order, what it did.
+//!
+//! - A running stretch is `run` work (µs at capacity 1024, the timeline's capacity·ns).
+//! - A block ended by a task that is kept is a dependency: the waker posts to a futex
+//!   channel of the pair (schedlab's `send`) at the point of its run where it woke the task,
+//!   and the wakee waits on it (`recv`). The channel remembers a post nobody waits for yet
+//!   (its capacity is the pair's number of wake-ups, so none is dropped): a replay in which
+//!   the waker gets there first cannot lose the wake-up, which rt-app's `resume`/`suspend`
+//!   and condition signals would (ARCHITECTURE.md, "Blocking IPC"). rt-app's own semaphores
+//!   (`sem_post`/`sem_wait`) remember posts too, but are a mutex and a condition: a post and
+//!   a wait that meet make a block and a wake-up of the mutex the trace never had.
+//! - A block ended by a timer or an interrupt (or by a task left out) keeps its delay:
+//!   `sleep`, or for a `D` block `iorun` with its service time; when the task's wake-ups of
+//!   that kind lie on a grid, they are an rt-app `timer` of that period (absolute mode), so a
+//!   replay on slower CPUs keeps the period and stretches the run.
+//! - A fork is rt-app's `fork` of a task made for the child; an exit ends the program.
+//!
+//! Repeated runs of the same events (within 1% on their amounts) become phases with a loop
+//! count, so the file stays readable.
+
+use super::timeline::{Block, Step, TaskTrace, Timeline, Waker};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+/// Which tasks to keep.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Comm patterns (`*` matches any run of characters) or pids; empty: every task.
+    pub tasks: Vec<String>,
+    /// Drop tasks that ran less than this (ns of CPU time in the trace).
+    pub min_runtime_ns: u64,
+    /// Pin each task to the CPUs it ran on in the trace (rt-app `cpus`): the trace does not
+    /// say what affinity or cpuset a task had.
+    pub affinity: bool,
+}
+
+impl Filter {
+    fn keeps(&self, t: &TaskTrace) -> bool {
+        t.cpu_time_ns >= self.min_runtime_ns
+            && (self.tasks.is_empty()
+                || self
+                    .tasks
+                    .iter()
+                    .any(|p| p.parse::<u32>().ok() == Some(t.pid) || glob(p, &t.comm)))
+    }
+}
+
+/// `*` matches any run of characters; anything else itself.
+fn glob(pattern: &str, s: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == s;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !s.starts_with(first) || s.len() < first.len() + last.len() || !s.ends_with(last) {
+        return false;
+    }
+    let mut rest = &s[first.len()..s.len() - last.len()];
+    for p in &parts[1..parts.len() - 1] {
+        match rest.find(p) {
+            Some(i) => rest = &rest[i + p.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// How a block is replayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// Woken by a kept task: a futex channel of the pair.
+    Task(usize),
+    /// A periodic wake-up: the task's timer.
+    Timer,
+    /// A timer or interrupt that is not periodic: the delay (sleep or I/O).
+    Interrupt,
+}
+
+/// A periodic grid of wake-ups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grid {
+    pub period_ns: u64,
+    /// The first wake-up on it.
+    pub first: u64,
+}
+
+/// Timers fire within their slack (50 µs by default for a fair task: `timer_slack_ns`), plus
+/// the interrupt's own latency.
+const GRID_TOLERANCE_NS: u64 = 60_000;
+/// Delays shorter than this are not worth a sleep at a task's start (schedlab spreads the
+/// initial threads' starts over `model.start_spread_ns`, 20 µs).
+const START_SLACK_NS: u64 = 100_000;
+
+/// The extraction: which tasks are kept, how each block ends, each task's grid.
+pub struct Extraction<'t> {
+    pub timeline: &'t Timeline,
+    pub kept: Vec<bool>,
+    pub names: Vec<String>,
+    /// Per task, per step: the cause of a block step.
+    pub causes: Vec<Vec<Option<Cause>>>,
+    pub grids: Vec<Option<Grid>>,
+    /// Pin each task to the CPUs it ran on (`Filter::affinity`).
+    affinity: bool,
+}
+
+impl<'t> Extraction<'t> {
+    pub fn new(timeline: &'t Timeline, filter: &Filter) -> Extraction<'t> {
+        let kept: Vec<bool> = timeline.tasks.iter().map(|t| filter.keeps(t)).collect();
+        let names = task_names(timeline, &kept);
+        let mut causes = Vec::with_capacity(timeline.tasks.len());
+        let mut grids = Vec::with_capacity(timeline.tasks.len());
+        for (i, t) in timeline.tasks.iter().enumerate() {
+            let dependency = |b: &Block| match b.waker {
+                Waker::Task(w) if kept[w] && w != i => Some(w),
+                _ => None,
+            };
+            // A wake-up logged on the CPU the task slept on, by the task running there, is
+            // ambiguous without the trace's irq flags: the task's timer fires on that CPU,
+            // under whatever runs. When one waker does most of them it is a chain (a real
+            // dependency); when the wakers vary, they are the task's timer or interrupts.
+            let mut same_cpu_wakers: BTreeMap<usize, u64> = BTreeMap::new();
+            for s in &t.steps {
+                if let Step::Block(b) = s {
+                    if let (true, Some(w)) = (b.same_cpu && b.end.is_some(), dependency(b)) {
+                        *same_cpu_wakers.entry(w).or_insert(0) += 1;
+                    }
+                }
+            }
+            let total: u64 = same_cpu_wakers.values().sum();
+            let top = same_cpu_wakers.values().copied().max().unwrap_or(0);
+            let chain = top * 5 >= total * 4;
+            let ambiguous = |b: &Block| b.same_cpu && !chain && dependency(b).is_some();
+            // Timer candidates: blocks no kept task surely ended.
+            let candidates: Vec<u64> = t
+                .steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::Block(b)
+                        if !b.uninterruptible && (dependency(b).is_none() || ambiguous(b)) =>
+                    {
+                        b.end
+                    }
+                    _ => None,
+                })
+                .collect();
+            let grid = find_grid(&candidates);
+            let on_grid = |w: u64, last: &mut Option<u64>| -> bool {
+                let Some(g) = grid else { return false };
+                let from = last.unwrap_or(g.first);
+                if w < from {
+                    return false;
+                }
+                let n = ((w - from) + g.period_ns / 2) / g.period_ns;
+                let off = (w - from).abs_diff(n * g.period_ns);
+                let ok = off <= GRID_TOLERANCE_NS.min(g.period_ns / 10);
+                if ok {
+                    *last = Some(w);
+                }
+                ok
+            };
+            let mut last = None;
+            let c = t
+                .steps
+                .iter()
+                .map(|s| {
+                    let Step::Block(b) = s else { return None };
+                    let end = b.end?;
+                    let periodic = !b.uninterruptible && on_grid(end, &mut last);
+                    Some(match dependency(b) {
+                        _ if periodic && (dependency(b).is_none() || ambiguous(b)) => Cause::Timer,
+                        Some(_) if ambiguous(b) => Cause::Interrupt,
+                        Some(w) => Cause::Task(w),
+                        None => Cause::Interrupt,
+                    })
+                })
+                .collect();
+            causes.push(c);
+            grids.push(grid);
+        }
+        Extraction {
+            timeline,
+            kept,
+            names,
+            causes,
+            grids,
+            affinity: filter.affinity,
+        }
+    }
+
+    /// Wake-ups of kept tasks by cause: (task, timer, interrupt).
+    pub fn attribution(&self) -> (u64, u64, u64) {
+        let mut n = (0, 0, 0);
+        for (i, c) in self.causes.iter().enumerate() {
+            if !self.kept[i] {
+                continue;
+            }
+            for c in c.iter().flatten() {
+                match c {
+                    Cause::Task(_) => n.0 += 1,
+                    Cause::Timer => n.1 += 1,
+                    Cause::Interrupt => n.2 += 1,
+                }
+            }
+        }
+        n
+    }
+
+    /// Who wakes whom: (waker, wakee) name pairs with their counts.
+    pub fn edges(&self) -> BTreeMap<(String, String), u64> {
+        let mut m = BTreeMap::new();
+        for (i, c) in self.causes.iter().enumerate() {
+            if !self.kept[i] {
+                continue;
+            }
+            for c in c.iter().flatten() {
+                if let Cause::Task(w) = c {
+                    *m.entry((self.names[*w].clone(), self.names[i].clone()))
+                        .or_insert(0) += 1;
+                }
+            }
+        }
+        m
+    }
+
+    /// The rt-app workload.
+    pub fn workload(&self) -> Value {
+        let tl = self.timeline;
+        // In pid order: the order the tasks were created in, which is the order schedlab
+        // starts a workload's threads in (and draws their start times).
+        let mut order: Vec<usize> = (0..tl.tasks.len()).filter(|&i| self.kept[i]).collect();
+        order.sort_by_key(|&i| tl.tasks[i].pid);
+        let mut tasks = Map::new();
+        for i in order {
+            tasks.insert(self.names[i].clone(), self.task(i, &tl.tasks[i]));
+        }
+        let secs = (tl.end - tl.start).div_ceil(1_000_000_000).max(1);
+        let mut channels = Map::new();
+        for ((a, b), n) in self.edges() {
+            channels.insert(
+                channel_name(&a, &b),
+                json!({ "kind": "futex", "capacity": n }),
+            );
+        }
+        let mut global = Map::new();
+        global.insert("duration".into(), json!(secs));
+        global.insert("default_policy".into(), json!("SCHED_OTHER"));
+        if !channels.is_empty() {
+            global.insert("channels".into(), Value::Object(channels));
+        }
+        json!({ "tasks": tasks, "global": global })
+    }
+
+    fn task(&self, i: usize, t: &TaskTrace) -> Value {
+        let tl = self.timeline;
+        let mut obj = Map::new();
+        if t.forked_by.is_some_and(|p| self.kept[p]) {
+            obj.insert("instance".into(), json!(0));
+        }
+        let (policy, priority) = policy(t.prio);
+        obj.insert("policy".into(), json!(policy));
+        if let Some(p) = priority {
+            obj.insert("priority".into(), json!(p));
+        }
+        if policy == "SCHED_DEADLINE" {
+            // The trace has no deadline parameters: a reservation of the task's longest
+            // run in every period of that length, which lets it run as it did.
+            let longest = t.steps.iter().filter_map(|s| match s {
+                Step::Run(w) => Some(w / 1024 / 1000),
+                _ => None,
+            });
+            let us = longest.max().unwrap_or(0).max(1);
+            obj.insert("dl-runtime".into(), json!(us));
+            obj.insert("dl-period".into(), json!(us));
+        }
+        if self.affinity {
+            obj.insert("cpus".into(), json!(t.cpus.iter().collect::<Vec<_>>()));
+        }
+        let mut items = Vec::new();
+        let mut start = t.start;
+        if let Some(g) = self.grids[i] {
+            // rt-app's timer counts periods from the task's start: start it a whole number
+            // of periods before its first timer wake-up, at or before its first activity.
+            let lead = (g.first - g.first.min(t.start)).saturating_sub(GRID_TOLERANCE_NS);
+            let periods = lead.div_ceil(g.period_ns).max(1);
+            let anchor = g.first.saturating_sub(periods * g.period_ns).max(tl.start);
+            if anchor < t.start && t.start - anchor >= START_SLACK_NS {
+                items.push(Item::Sleep(t.start - anchor));
+            }
+            start = anchor;
+            for _ in 1..periods {
+                items.push(Item::Timer);
+            }
+        }
+        if t.forked_by.is_none() && start - tl.start >= START_SLACK_NS {
+            obj.insert("delay".into(), json!((start - tl.start) / 1000));
+        } else if t.forked_by.is_some() && self.grids[i].is_some() {
+            obj.insert("delay".into(), json!(start.saturating_sub(tl.start) / 1000));
+        }
+        let mut last_timer: Option<u64> = None;
+        for (s, step) in t.steps.iter().enumerate() {
+            match *step {
+                Step::Run(w) => items.push(Item::Run(w)),
+                Step::Wake { wakee, block } => {
+                    if self.causes[wakee][block] == Some(Cause::Task(i)) && self.kept[wakee] {
+                        items.push(Item::Post(channel_name(&self.names[i], &self.names[wakee])));
+                    }
+                }
+                Step::Fork(c) => {
+                    if self.kept[c] {
+                        items.push(Item::Fork(self.names[c].clone()));
+                    }
+                }
+                Step::Block(b) => {
+                    let Some(end) = b.end else {
+                        // Still blocked at the end: sleep past it.
+                        items.push(Item::Sleep(tl.end - b.start + 1_000_000_000));
+                        continue;
+                    };
+                    match self.causes[i][s].expect("every ended block has a cause") {
+                        Cause::Task(w) => {
+                            items.push(Item::Wait(channel_name(&self.names[w], &self.names[i])))
+                        }
+                        Cause::Timer => {
+                            let g = self.grids[i].expect("a timer block has a grid");
+                            // Periods missed since the last timer wake-up (the task was late
+                            // and did not sleep) still advance the timer.
+                            if let Some(prev) = last_timer {
+                                let n = ((end - prev) + g.period_ns / 2) / g.period_ns;
+                                for _ in 1..n {
+                                    items.push(Item::Timer);
+                                }
+                            }
+                            last_timer = Some(end);
+                            items.push(Item::Timer);
+                        }
+                        Cause::Interrupt if b.uninterruptible => {
+                            items.push(Item::Io(end - b.start))
+                        }
+                        Cause::Interrupt => items.push(Item::Sleep(end - b.start)),
+                    }
+                }
+            }
+        }
+        if !t.exited {
+            // Alive at the end of the trace: it must not exit in the replay.
+            if !matches!(items.last(), Some(Item::Sleep(_))) {
+                items.push(Item::Sleep(tl.end - tl.start + 1_000_000_000));
+            }
+        }
+        remove_syscall_costs(&mut items);
+        let period_us = self.grids[i].map_or(0, |g| g.period_ns.div_ceil(1000));
+        let timer_ref = format!("{}-timer", self.names[i]);
+        obj.insert("loop".into(), json!(1));
+        obj.insert("phases".into(), phases(&items, &timer_ref, period_us));
+        Value::Object(obj)
+    }
+}
+
+/// The traced runs include the system calls of the program; the replay charges its own
+/// (`cost.syscall_ns` each, at capacity 1024): take them out of the work around them. A
+/// thread's start sets its policy (one call); a futex post or wait costs one call after it,
+/// a fork one before it.
+fn remove_syscall_costs(items: &mut [Item]) {
+    let call = crate::kernel::Variant::default().cost_syscall_ns * 1024;
+    let take = |items: &mut [Item], from: Option<usize>, calls: u64| {
+        if let Some(Item::Run(w)) = from.and_then(|k| items.get_mut(k)) {
+            *w = w.saturating_sub(calls * call);
+        }
+    };
+    let first_run = items.iter().position(|it| matches!(it, Item::Run(_)));
+    take(items, first_run, 1);
+    for k in 0..items.len() {
+        let before = k
+            .checked_sub(1)
+            .filter(|&b| matches!(items[b], Item::Run(_)));
+        let after = Some(k + 1).filter(|&a| matches!(items.get(a), Some(Item::Run(_))));
+        match items[k] {
+            Item::Post(_) | Item::Wait(_) => take(items, after, 1),
+            Item::Fork(_) => take(items, before, 1),
+            _ => {}
+        }
+    }
+}
+
+/// Names of the kept tasks: the comm, with the pid when two kept tasks share one; characters
+/// rt-app names cannot hold are replaced.
+fn task_names(tl: &Timeline, kept: &[bool]) -> Vec<String> {
+    let clean = |t: &TaskTrace| -> String {
+        let c: String = t
+            .comm
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if c.is_empty() {
+            format!("pid{}", t.pid)
+        } else {
+            c
+        }
+    };
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for (t, _) in tl.tasks.iter().zip(kept).filter(|(_, &k)| k) {
+        *count.entry(clean(t)).or_insert(0) += 1;
+    }
+    tl.tasks
+        .iter()
+        .map(|t| {
+            let c = clean(t);
+            if count.get(&c).copied().unwrap_or(0) > 1 {
+                format!("{c}-{}", t.pid)
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+fn channel_name(waker: &str, wakee: &str) -> String {
+    format!("{waker}>{wakee}")
+}
+
+/// rt-app's policy and priority for a kernel prio.
+fn policy(prio: i32) -> (&'static str, Option<i32>) {
+    match prio {
+        p if p < 0 => ("SCHED_DEADLINE", None),
+        p if p < 100 => ("SCHED_FIFO", Some(99 - p)),
+        p => ("SCHED_OTHER", Some((p - 120).clamp(-20, 19))),
+    }
+}
+
+/// The periodic grid of a task's wake-up times, if most of them lie on one: the period is
+/// the densest cluster of the gaps between consecutive wake-ups (a missed period makes a
+/// gap of two).
+fn find_grid(wakes: &[u64]) -> Option<Grid> {
+    if wakes.len() < 4 {
+        return None;
+    }
+    let mut gaps: Vec<u64> = wakes
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|&g| g > 0)
+        .collect();
+    gaps.sort_unstable();
+    let (mut best, mut best_at, mut j) = (0, 0, 0);
+    for i in 0..gaps.len() {
+        let tol = GRID_TOLERANCE_NS.min(gaps[i] / 20);
+        j = j.max(i);
+        while j < gaps.len() && gaps[j] - gaps[i] <= tol {
+            j += 1;
+        }
+        if j - i > best {
+            best = j - i;
+            best_at = i;
+        }
+    }
+    let cluster = &gaps[best_at..best_at + best];
+    let period = cluster.iter().sum::<u64>() / cluster.len() as u64;
+    if period == 0 || best < 3 {
+        return None;
+    }
+    let tol = GRID_TOLERANCE_NS.min(period / 10);
+    // Count the wake-ups on the grid, re-anchoring at each (timer drift).
+    let mut last = wakes[0];
+    let mut on = 1;
+    for &w in &wakes[1..] {
+        let n = ((w - last) + period / 2) / period;
+        if n >= 1 && (w - last).abs_diff(n * period) <= tol {
+            on += 1;
+            last = w;
+        }
+    }
+    (on * 2 >= wakes.len()).then_some(Grid {
+        period_ns: period,
+        first: wakes[0],
+    })
+}
+
+/// One event of a task's program, amounts in ns (work: capacity·ns).
+#[derive(Debug, Clone, PartialEq)]
+enum Item {
+    Run(u64),
+    Sleep(u64),
+    Io(u64),
+    Timer,
+    Post(String),
+    Wait(String),
+    Fork(String),
+}
+
+impl Item {
+    /// Same kind and target, amounts within 1% (or 1 µs).
+    fn like(&self, o: &Item) -> bool {
+        let close = |a: u64, b: u64, unit: u64| a.abs_diff(b) <= (a.max(b) / 100).max(unit);
+        match (self, o) {
+            (Item::Run(a), Item::Run(b)) => close(*a, *b, 1024 * 1000),
+            (Item::Sleep(a), Item::Sleep(b)) | (Item::Io(a), Item::Io(b)) => close(*a, *b, 1000),
+            _ => self == o,
+        }
+    }
+}
+
+/// The longest repeated pattern considered for a phase.
+const MAX_PATTERN: usize = 8;
+
+/// The items as rt-app phases: a repeated pattern is one phase with a loop count and the
+/// mean amounts; the rest, in order, phases run once.
+fn phases(items: &[Item], timer_ref: &str, period_us: u64) -> Value {
+    let mut out = Map::new();
+    let mut single: Vec<&Item> = Vec::new();
+    let mut i = 0;
+    // Rounding carries (ns) so that the µs amounts add up to the trace's.
+    let mut carry = [0i64; 3];
+    let flush_single =
+        |single: &mut Vec<&Item>, out: &mut Map<String, Value>, carry: &mut [i64; 3]| {
+            if !single.is_empty() {
+                let owned: Vec<Item> = single.drain(..).cloned().collect();
+                if let Some(phase) = phase_events(&owned, 1, timer_ref, period_us, carry) {
+                    out.insert(format!("p{}", out.len()), phase);
+                }
+            }
+        };
+    while i < items.len() {
+        let mut best = (1, 1);
+        for len in 1..=MAX_PATTERN.min(items.len() - i) {
+            let mut reps = 1;
+            while i + (reps + 1) * len <= items.len()
+                && (0..len).all(|k| items[i + reps * len + k].like(&items[i + k]))
+            {
+                reps += 1;
+            }
+            if reps >= 2 && reps * len > best.0 * best.1 {
+                best = (len, reps);
+            }
+        }
+        let (len, reps) = best;
+        if reps < 2 {
+            single.push(&items[i]);
+            i += 1;
+            continue;
+        }
+        flush_single(&mut single, &mut out, &mut carry);
+        let mean: Vec<Item> = (0..len)
+            .map(|k| {
+                let all = (0..reps).map(|r| &items[i + r * len + k]);
+                let avg = |f: &dyn Fn(&Item) -> u64| all.clone().map(f).sum::<u64>() / reps as u64;
+                match &items[i + k] {
+                    Item::Run(_) => Item::Run(avg(&|x| if let Item::Run(a) = x { *a } else { 0 })),
+                    Item::Sleep(_) => {
+                        Item::Sleep(avg(&|x| if let Item::Sleep(a) = x { *a } else { 0 }))
+                    }
+                    Item::Io(_) => Item::Io(avg(&|x| if let Item::Io(a) = x { *a } else { 0 })),
+                    other => other.clone(),
+                }
+            })
+            .collect();
+        if let Some(phase) = phase_events(&mean, reps, timer_ref, period_us, &mut carry) {
+            out.insert(format!("p{}", out.len()), phase);
+        }
+        i += len * reps;
+    }
+    flush_single(&mut single, &mut out, &mut carry);
+    if out.is_empty() {
+        out.insert("p0".into(), json!({ "loop": 1, "sleep0": 0 }));
+    }
+    Value::Object(out)
+}
+
+/// One phase's events with unique keys (`run0`, `sleep1`…), amounts in µs. `carry` keeps the
+/// rounding remainders of run, sleep and I/O amounts (over a loop, `reps` times each).
+/// None when nothing is left (runs shorter than a µs).
+fn phase_events(
+    items: &[Item],
+    reps: usize,
+    timer_ref: &str,
+    period_us: u64,
+    carry: &mut [i64; 3],
+) -> Option<Value> {
+    let mut m = Map::new();
+    m.insert("loop".into(), json!(reps));
+    let mut round = |ns: u64, k: usize| -> u64 {
+        let want = ns as i64 + carry[k] / reps as i64;
+        let us = (want + 500).div_euclid(1000).max(0);
+        carry[k] += (ns as i64 - us * 1000) * reps as i64;
+        us as u64
+    };
+    for (n, it) in items.iter().enumerate() {
+        let (key, v) = match it {
+            Item::Run(w) => {
+                let us = round(w / 1024, 0);
+                if us == 0 {
+                    continue;
+                }
+                ("run", json!(us))
+            }
+            Item::Sleep(ns) => ("sleep", json!(round(*ns, 1))),
+            Item::Io(ns) => (
+                "iorun",
+                json!({ "bytes": 4096, "service_us": round(*ns, 2) }),
+            ),
+            Item::Timer => (
+                "timer",
+                json!({ "ref": timer_ref, "period": period_us, "mode": "absolute" }),
+            ),
+            Item::Post(s) => ("send", json!({ "channel": s, "bytes": 1 })),
+            Item::Wait(s) => ("recv", json!({ "channel": s })),
+            Item::Fork(s) => ("fork", json!(s)),
+        };
+        m.insert(format!("{key}{n}"), v);
+    }
+    (m.len() > 1).then_some(Value::Object(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob("thread*", "thread0-0"));
+        assert!(glob("*-0", "thread0-0"));
+        assert!(glob("a*c*e", "abcde"));
+        assert!(!glob("a*c*e", "abde"));
+        assert!(glob("rt-app", "rt-app"));
+        assert!(!glob("rt-app", "rt-app2"));
+    }
+
+    #[test]
+    fn grid_of_a_timer_with_a_missed_period() {
+        let p = 16_666_667;
+        let mut w: Vec<u64> = (0..20).map(|k| 1_000_000 + k * p).collect();
+        w.remove(7);
+        let g = find_grid(&w).expect("periodic");
+        assert_eq!(g.period_ns, p);
+        // A sleeper whose run stretches vary has no grid.
+        let mut t = 0;
+        let s: Vec<u64> = (0..20)
+            .map(|k| {
+                t += 80_000_000 + (k * k * 37_000) % 3_000_000;
+                t
+            })
+            .collect();
+        assert_eq!(find_grid(&s), None);
+    }
+}

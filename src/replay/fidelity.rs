@@ -1,0 +1,305 @@
+//! Trace versus replay: per task its CPU time, wake-ups and mean wake-up latency in the trace
+//! and in the replay; per CPU its busy time, mean frequency and active energy (the same
+//! estimate on both sides: busy time at each frequency × that OPP's power, from the replay's
+//! own trace); and how the extraction attributed the trace's wake-ups.
+
+use super::extract::Extraction;
+use super::timeline::{self, CpuInfo, Timeline, Window};
+use super::Loaded;
+use crate::experiment::Experiment;
+use crate::platform::Platform;
+use crate::report::Results;
+use crate::{Error, Outputs};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskRow {
+    pub task: String,
+    pub pid: u32,
+    pub trace_runtime_ns: u64,
+    pub replay_runtime_ns: u64,
+    pub trace_wakeups: u64,
+    pub replay_wakeups: u64,
+    pub trace_latency_mean_ns: u64,
+    pub replay_latency_mean_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CpuRow {
+    pub cpu: usize,
+    pub trace_busy_ns: u64,
+    pub replay_busy_ns: u64,
+    pub trace_mean_khz: u64,
+    pub replay_mean_khz: u64,
+    /// Busy time × OPP power, mJ; None where the platform's power is unknown.
+    pub trace_active_mj: Option<f64>,
+    pub replay_active_mj: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Attribution {
+    pub task: u64,
+    pub timer: u64,
+    pub interrupt: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub trace: String,
+    pub platform: String,
+    pub seed: u64,
+    pub tasks: Vec<TaskRow>,
+    pub cpus: Vec<CpuRow>,
+    pub attribution: Attribution,
+    /// Who woke whom in the trace, as the replay's channels: "waker>wakee" → count.
+    pub dependencies: BTreeMap<String, u64>,
+    /// The replay's energy as the simulator counts it (CPUs and clusters, idle states too).
+    pub replay_energy_mj: f64,
+    #[serde(skip)]
+    pub results: Option<Box<Results>>,
+}
+
+/// Run the extracted workload and compare; the replay's trace goes to `trace_out` if given.
+pub fn run(
+    l: &Loaded,
+    ext: &Extraction,
+    exp: &Experiment,
+    seed: u64,
+    trace_out: Option<&Path>,
+) -> Result<Report, Error> {
+    let temp;
+    let path = match trace_out {
+        Some(p) => p,
+        None => {
+            temp = std::env::temp_dir().join(format!(
+                "schedlab-replay-{}-{}.txt",
+                std::process::id(),
+                TEMP.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ));
+            &temp
+        }
+    };
+    let outputs = Outputs {
+        trace: Some(path.to_path_buf()),
+        ..Outputs::default()
+    };
+    let results = exp.run(seed, true, &outputs);
+    let text = std::fs::read_to_string(path);
+    if trace_out.is_none() {
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(crate::plat_info_path(path));
+    }
+    let results = results?;
+    let text = text.map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    })?;
+    let (platform, _) = exp.build()?;
+    let replay_tl = timeline::read(
+        &text,
+        &path.display().to_string(),
+        &CpuInfo::from_platform(&platform),
+        Window::default(),
+    )?;
+    let trace_platform = l
+        .platform
+        .as_deref()
+        .and_then(|p| Platform::resolve(p).ok());
+    Ok(compare(
+        l,
+        ext,
+        results,
+        &replay_tl,
+        trace_platform.as_ref(),
+        &platform,
+        seed,
+    ))
+}
+
+static TEMP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn compare(
+    l: &Loaded,
+    ext: &Extraction,
+    results: Results,
+    replay: &Timeline,
+    trace_platform: Option<&Platform>,
+    platform: &Platform,
+    seed: u64,
+) -> Report {
+    let tl = &l.timeline;
+    // The replay's threads by workload task: `<task>-<index>`, forked `<task>-<index>-<n>`.
+    let mut by_task: BTreeMap<&str, (u64, u64, u64, u64)> = BTreeMap::new();
+    for r in &results.tasks {
+        let mut base = r.name.as_str();
+        for _ in 0..if r.forked { 2 } else { 1 } {
+            base = base.rsplit_once('-').map_or(base, |(b, _)| b);
+        }
+        let e = by_task.entry(base).or_default();
+        e.0 += r.runtime_ns;
+        e.1 += r.wakeups;
+        e.2 += r.wakeup_latency_ns.mean * r.wakeup_latency_ns.count;
+        e.3 += r.wakeup_latency_ns.count;
+    }
+    for f in &results.exited_forks {
+        let e = by_task.entry(f.task.as_str()).or_default();
+        e.0 += f.counts.runtime_ns;
+        e.1 += f.counts.wakeups;
+        e.2 += f.wakeup_latency_ns.mean * f.wakeup_latency_ns.count;
+        e.3 += f.wakeup_latency_ns.count;
+    }
+    let tasks = tl
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| ext.kept[*i])
+        .map(|(i, t)| {
+            let r = by_task
+                .get(ext.names[i].as_str())
+                .copied()
+                .unwrap_or_default();
+            TaskRow {
+                task: ext.names[i].clone(),
+                pid: t.pid,
+                trace_runtime_ns: t.cpu_time_ns,
+                replay_runtime_ns: r.0,
+                trace_wakeups: t.wakeups,
+                replay_wakeups: r.1,
+                trace_latency_mean_ns: t.wake_latency_ns.checked_div(t.latencies).unwrap_or(0),
+                replay_latency_mean_ns: r.2.checked_div(r.3).unwrap_or(0),
+            }
+        })
+        .collect();
+    let cpus = (0..tl.nr_cpus.max(replay.nr_cpus))
+        .map(|c| CpuRow {
+            cpu: c,
+            trace_busy_ns: busy(tl, c),
+            replay_busy_ns: busy(replay, c),
+            trace_mean_khz: mean_khz(tl, c),
+            replay_mean_khz: mean_khz(replay, c),
+            trace_active_mj: trace_platform.map(|p| active_mj(tl, p, c)),
+            replay_active_mj: active_mj(replay, platform, c),
+        })
+        .collect();
+    let (task, timer, interrupt) = ext.attribution();
+    Report {
+        trace: tl.file.clone(),
+        platform: results.platform.clone(),
+        seed,
+        tasks,
+        cpus,
+        attribution: Attribution {
+            task,
+            timer,
+            interrupt,
+        },
+        dependencies: ext
+            .edges()
+            .into_iter()
+            .map(|((a, b), n)| (format!("{a}>{b}"), n))
+            .collect(),
+        replay_energy_mj: results.energy_mj,
+        results: Some(Box::new(results)),
+    }
+}
+
+fn busy(tl: &Timeline, cpu: usize) -> u64 {
+    tl.busy_khz.get(cpu).map_or(0, |m| m.values().sum())
+}
+
+fn mean_khz(tl: &Timeline, cpu: usize) -> u64 {
+    tl.freq_ns
+        .get(cpu)
+        .and_then(|&(khz_ns, ns)| khz_ns.checked_div(ns as u128))
+        .unwrap_or(0) as u64
+}
+
+/// Busy time at each frequency × the power of the OPP at or above it, mJ.
+fn active_mj(tl: &Timeline, p: &Platform, cpu: usize) -> f64 {
+    let Some(m) = tl.busy_khz.get(cpu) else {
+        return 0.0;
+    };
+    if cpu >= p.nr_cpus() {
+        return 0.0;
+    }
+    let opps = &p.domain_of(cpu).opps;
+    m.iter()
+        .map(|(&khz, &ns)| {
+            let opp = opps.iter().find(|o| o.freq_khz >= khz).or(opps.last());
+            opp.map_or(0.0, |o| o.power_mw * ns as f64 / 1e9)
+        })
+        .sum()
+}
+
+fn pct(a: u64, b: u64) -> String {
+    if a == 0 {
+        return if b == 0 { "0.0%".into() } else { "new".into() };
+    }
+    format!("{:+.1}%", (b as f64 - a as f64) * 100.0 / a as f64)
+}
+
+/// The report as a table.
+pub fn render(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "replay of {} on {} (seed {})",
+        r.trace, r.platform, r.seed
+    );
+    let _ = writeln!(
+        s,
+        "{:<20} {:>11} {:>11} {:>7}  {:>8} {:>8} {:>7}  {:>10} {:>10}",
+        "task", "trace ms", "replay ms", "Δ", "wakeups", "replay", "Δ", "lat µs", "replay"
+    );
+    for t in &r.tasks {
+        let _ = writeln!(
+            s,
+            "{:<20} {:>11.3} {:>11.3} {:>7}  {:>8} {:>8} {:>7}  {:>10.1} {:>10.1}",
+            t.task,
+            t.trace_runtime_ns as f64 / 1e6,
+            t.replay_runtime_ns as f64 / 1e6,
+            pct(t.trace_runtime_ns, t.replay_runtime_ns),
+            t.trace_wakeups,
+            t.replay_wakeups,
+            pct(t.trace_wakeups, t.replay_wakeups),
+            t.trace_latency_mean_ns as f64 / 1e3,
+            t.replay_latency_mean_ns as f64 / 1e3,
+        );
+    }
+    let _ = writeln!(
+        s,
+        "{:<5} {:>11} {:>11} {:>10} {:>10} {:>11} {:>11}",
+        "cpu", "busy ms", "replay", "mean MHz", "replay", "active mJ", "replay"
+    );
+    for c in &r.cpus {
+        let _ = writeln!(
+            s,
+            "{:<5} {:>11.3} {:>11.3} {:>10.0} {:>10.0} {:>11} {:>11.2}",
+            c.cpu,
+            c.trace_busy_ns as f64 / 1e6,
+            c.replay_busy_ns as f64 / 1e6,
+            c.trace_mean_khz as f64 / 1e3,
+            c.replay_mean_khz as f64 / 1e3,
+            c.trace_active_mj.map_or("-".into(), |e| format!("{e:.2}")),
+            c.replay_active_mj,
+        );
+    }
+    let a = &r.attribution;
+    let total = (a.task + a.timer + a.interrupt).max(1) as f64;
+    let _ = writeln!(
+        s,
+        "wake-ups in the trace: {:.1}% by a task, {:.1}% by a periodic timer, {:.1}% by another timer or interrupt",
+        a.task as f64 * 100.0 / total,
+        a.timer as f64 * 100.0 / total,
+        a.interrupt as f64 * 100.0 / total
+    );
+    let _ = writeln!(
+        s,
+        "replay energy (CPUs, clusters, idle): {:.2} mJ",
+        r.replay_energy_mj
+    );
+    s
+}

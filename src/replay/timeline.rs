@@ -1,0 +1,537 @@
+//! A trace's records → what each task did: running stretches as work, blocks with who ended
+//! them, forks and exits, in the order they happened; plus the trace's own per-task numbers
+//! (CPU time, wake-ups, wake-up latency) and per-CPU frequency residency for the fidelity
+//! report.
+//!
+//! Work is capacity·ns, as the simulator counts it: a stretch of `dt` ns on a CPU of capacity
+//! `C` running at `f` of its maximum `F` is `dt × ⌊C·f/F⌋` (the kernel's
+//! `arch_scale_freq_capacity` scaling of `capacity_orig`).
+
+use super::reader::{Head, PrevState, Reader, Record};
+use crate::error::InputError;
+use std::collections::{BTreeMap, HashMap};
+
+/// What the extraction needs to know of the CPUs: capacities and frequencies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuInfo {
+    pub capacity: Vec<u32>,
+    pub max_khz: Vec<u32>,
+    /// The frequency before the trace's first `cpu_frequency` event on the CPU.
+    pub init_khz: Vec<u32>,
+    /// What a context switch costs the task switched in (`cost.context_switch_ns`): the
+    /// replay charges it again, so it is not the task's work.
+    pub switch_ns: u64,
+}
+
+impl CpuInfo {
+    /// From a platform: cpufreq starts every policy at its highest frequency.
+    pub fn from_platform(p: &crate::platform::Platform) -> CpuInfo {
+        let max: Vec<u32> = (0..p.nr_cpus()).map(|c| p.max_freq_khz(c)).collect();
+        CpuInfo {
+            capacity: p.cpus.iter().map(|c| c.capacity_orig).collect(),
+            init_khz: max.clone(),
+            max_khz: max,
+            switch_ns: crate::kernel::Variant::default().cost_context_switch_ns,
+        }
+    }
+
+    fn speed(&self, cpu: usize, khz: u32) -> u64 {
+        let cap = self.capacity.get(cpu).copied().unwrap_or(1024) as u64;
+        match self.max_khz.get(cpu).copied().unwrap_or(0) {
+            0 => cap,
+            max => cap * khz as u64 / max as u64,
+        }
+    }
+}
+
+/// Who ended a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waker {
+    /// The task current on the CPU that logged the wake-up.
+    Task(usize),
+    /// The idle task or interrupt context: a timer or a device.
+    Irq,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    pub uninterruptible: bool,
+    pub start: u64,
+    /// None: still blocked when the trace ends.
+    pub end: Option<u64>,
+    pub waker: Waker,
+    /// The wake-up was logged on the CPU the task last ran on (a timer fires there too).
+    pub same_cpu: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Work, capacity·ns.
+    Run(u64),
+    /// Woke task `wakee`, ending its block number `block` (an index into its steps).
+    Wake {
+        wakee: usize,
+        block: usize,
+    },
+    Fork(usize),
+    Block(Block),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Not seen yet in a state we know.
+    Unknown,
+    Running(usize),
+    Runnable,
+    /// Blocked in its step number `usize`.
+    Blocked(usize),
+    Dead,
+}
+
+#[derive(Debug, Clone)]
+pub struct TaskTrace {
+    pub pid: u32,
+    /// The last comm the trace gave it.
+    pub comm: String,
+    /// The last kernel prio seen (SPEC: 120 + nice for fair tasks, 99 − rt_priority for RT,
+    /// -1 for deadline).
+    pub prio: i32,
+    /// When its program starts: the window's start for a task alive before it.
+    pub start: u64,
+    pub forked_by: Option<usize>,
+    pub exited: bool,
+    pub steps: Vec<Step>,
+    /// The trace's own numbers.
+    pub cpu_time_ns: u64,
+    pub wakeups: u64,
+    pub wake_latency_ns: u64,
+    pub latencies: u64,
+    /// The CPUs it ran on.
+    pub cpus: std::collections::BTreeSet<usize>,
+    state: State,
+    work: u64,
+    last_cpu: Option<usize>,
+    woken_at: Option<u64>,
+}
+
+/// A trace read into per-task programs.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    pub file: String,
+    pub nr_cpus: usize,
+    pub start: u64,
+    pub end: u64,
+    pub tasks: Vec<TaskTrace>,
+    /// Per CPU: Σ khz·ns and ns (the time-weighted mean frequency).
+    pub freq_ns: Vec<(u128, u64)>,
+    /// Per CPU: busy ns at each frequency (kHz).
+    pub busy_khz: Vec<BTreeMap<u32, u64>>,
+}
+
+/// A time window (ns, inclusive) of the trace to extract.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Window {
+    pub from: Option<u64>,
+    pub to: Option<u64>,
+}
+
+struct Cpu {
+    curr: Option<usize>,
+    since: u64,
+    /// Of the current task's time since its switch-in, what the switch itself costs.
+    switch_left: u64,
+    khz: u32,
+    freq_since: u64,
+}
+
+struct Builder<'i> {
+    info: &'i CpuInfo,
+    cpus: Vec<Cpu>,
+    tasks: Vec<TaskTrace>,
+    by_pid: HashMap<u32, usize>,
+    start: u64,
+    freq_ns: Vec<(u128, u64)>,
+    busy_khz: Vec<BTreeMap<u32, u64>>,
+}
+
+/// Read `text` (a trace named `file`) into a timeline.
+pub fn read(
+    text: &str,
+    file: &str,
+    info: &CpuInfo,
+    window: Window,
+) -> Result<Timeline, InputError> {
+    let mut r = Reader::new(text, file);
+    let mut b: Option<Builder> = None;
+    let mut last = 0u64;
+    let mut started = false;
+    while let Some((head, rec)) = r.next()? {
+        let bld = b.get_or_insert_with(|| Builder::new(info, r.nr_cpus().unwrap_or(1)));
+        let ts = if matches!(rec, Record::Lost { .. }) {
+            last
+        } else {
+            head.ts.max(last)
+        };
+        last = ts;
+        if window.to.is_some_and(|to| ts > to) {
+            break;
+        }
+        if window.from.is_some_and(|from| ts < from) {
+            // Before the window only the frequencies matter.
+            if let Record::Frequency { cpu, khz } = rec {
+                if cpu < bld.cpus.len() {
+                    bld.cpus[cpu].khz = khz;
+                }
+            }
+            continue;
+        }
+        if !started {
+            started = true;
+            bld.begin(ts);
+        }
+        bld.record(head, rec, ts, r.line(), file)?;
+    }
+    let Some(mut bld) = b else {
+        return Err(InputError::new(
+            file,
+            "the whole file",
+            "a trace with events",
+            "none",
+        ));
+    };
+    if !started {
+        bld.begin(last);
+    }
+    bld.finish(last);
+    Ok(Timeline {
+        file: file.to_string(),
+        nr_cpus: bld.cpus.len(),
+        start: bld.start,
+        end: last.max(bld.start),
+        tasks: bld.tasks,
+        freq_ns: bld.freq_ns,
+        busy_khz: bld.busy_khz,
+    })
+}
+
+impl<'i> Builder<'i> {
+    fn new(info: &'i CpuInfo, n: usize) -> Self {
+        let cpus = (0..n)
+            .map(|c| Cpu {
+                curr: None,
+                since: 0,
+                switch_left: 0,
+                khz: info.init_khz.get(c).copied().unwrap_or(0),
+                freq_since: 0,
+            })
+            .collect();
+        Builder {
+            info,
+            cpus,
+            tasks: Vec::new(),
+            by_pid: HashMap::new(),
+            start: 0,
+            freq_ns: vec![(0, 0); n],
+            busy_khz: vec![BTreeMap::new(); n],
+        }
+    }
+
+    fn begin(&mut self, ts: u64) {
+        self.start = ts;
+        for c in &mut self.cpus {
+            c.since = ts;
+            c.freq_since = ts;
+        }
+    }
+
+    /// The task with `pid`, created when first seen.
+    fn task(&mut self, pid: u32, comm: &str, prio: Option<i32>, start: u64) -> usize {
+        let i = *self.by_pid.entry(pid).or_insert_with(|| {
+            self.tasks.push(TaskTrace {
+                pid,
+                comm: comm.to_string(),
+                prio: prio.unwrap_or(120),
+                start,
+                forked_by: None,
+                exited: false,
+                steps: Vec::new(),
+                cpu_time_ns: 0,
+                wakeups: 0,
+                wake_latency_ns: 0,
+                latencies: 0,
+                cpus: Default::default(),
+                state: State::Unknown,
+                work: 0,
+                last_cpu: None,
+                woken_at: None,
+            });
+            self.tasks.len() - 1
+        });
+        let t = &mut self.tasks[i];
+        if let Some(p) = prio {
+            t.prio = p;
+        }
+        if !comm.is_empty() && comm != t.comm && !comm.starts_with("<...>") {
+            t.comm.clear();
+            t.comm.push_str(comm);
+        }
+        i
+    }
+
+    /// Credit the CPU's current task with its running time up to `ts`.
+    fn account(&mut self, cpu: usize, ts: u64) {
+        let c = &mut self.cpus[cpu];
+        if ts > c.freq_since {
+            let f = &mut self.freq_ns[cpu];
+            f.0 += c.khz as u128 * (ts - c.freq_since) as u128;
+            f.1 += ts - c.freq_since;
+            c.freq_since = ts;
+        }
+        if ts <= c.since {
+            return;
+        }
+        let dt = ts - c.since;
+        c.since = ts;
+        if let Some(t) = c.curr {
+            let speed = self.info.speed(cpu, c.khz);
+            let switching = dt.min(c.switch_left);
+            c.switch_left -= switching;
+            let task = &mut self.tasks[t];
+            task.work += (dt - switching) * speed;
+            task.cpu_time_ns += dt;
+            *self.busy_khz[cpu].entry(c.khz).or_insert(0) += dt;
+        }
+    }
+
+    /// The trace says `t` is current on `cpu` at `ts` (a switch's prev, a waker, a forking
+    /// parent): if we did not know it, it ran there since what we last knew of the CPU.
+    fn current(&mut self, cpu: usize, t: usize, ts: u64) {
+        match self.cpus[cpu].curr {
+            Some(c) if c == t => self.account(cpu, ts),
+            None => {
+                self.cpus[cpu].curr = Some(t);
+                self.account(cpu, ts);
+            }
+            Some(_) => {
+                self.account(cpu, ts);
+                self.cpus[cpu].curr = Some(t);
+            }
+        }
+        let task = &mut self.tasks[t];
+        if matches!(task.state, State::Blocked(_)) {
+            // A missed wake-up (lost events): the block ends here, cause unknown.
+            self.end_block(t, ts, Waker::Irq, cpu);
+        }
+        let task = &mut self.tasks[t];
+        task.state = State::Running(cpu);
+        task.last_cpu = Some(cpu);
+        task.cpus.insert(cpu);
+    }
+
+    fn flush(&mut self, t: usize) {
+        let task = &mut self.tasks[t];
+        if task.work == 0 {
+            return;
+        }
+        let w = std::mem::take(&mut task.work);
+        match task.steps.last_mut() {
+            Some(Step::Run(prev)) => *prev += w,
+            _ => task.steps.push(Step::Run(w)),
+        }
+    }
+
+    fn end_block(&mut self, t: usize, ts: u64, waker: Waker, cpu: usize) {
+        let task = &mut self.tasks[t];
+        let State::Blocked(i) = task.state else {
+            return;
+        };
+        if let Step::Block(b) = &mut task.steps[i] {
+            b.end = Some(ts);
+            b.waker = waker;
+            b.same_cpu = task.last_cpu == Some(cpu);
+        }
+        task.state = State::Runnable;
+        task.wakeups += 1;
+        task.woken_at = Some(ts);
+    }
+
+    fn record(
+        &mut self,
+        head: Head,
+        rec: Record<'_>,
+        ts: u64,
+        line: usize,
+        file: &str,
+    ) -> Result<(), InputError> {
+        let cpu = head.cpu;
+        match rec {
+            Record::Frequency { cpu, khz } => {
+                if cpu >= self.cpus.len() {
+                    return Err(InputError::new(
+                        file,
+                        format!("line {line}"),
+                        format!("a cpu_id below cpus={}", self.cpus.len()),
+                        format!("cpu_id={cpu}"),
+                    ));
+                }
+                self.account(cpu, ts);
+                self.cpus[cpu].khz = khz;
+            }
+            Record::Switch {
+                prev_pid,
+                prev_comm,
+                prev_prio,
+                prev_state,
+                next_pid,
+                next_comm,
+                next_prio,
+            } => {
+                if prev_pid != 0 {
+                    let p = self.task(prev_pid, prev_comm, Some(prev_prio), self.start);
+                    self.current(cpu, p, ts);
+                    match prev_state {
+                        PrevState::Runnable => self.tasks[p].state = State::Runnable,
+                        PrevState::Sleeping | PrevState::Uninterruptible => {
+                            self.flush(p);
+                            let task = &mut self.tasks[p];
+                            task.steps.push(Step::Block(Block {
+                                uninterruptible: prev_state == PrevState::Uninterruptible,
+                                start: ts,
+                                end: None,
+                                waker: Waker::Irq,
+                                same_cpu: false,
+                            }));
+                            task.state = State::Blocked(task.steps.len() - 1);
+                        }
+                        PrevState::Dead => {
+                            self.flush(p);
+                            self.tasks[p].state = State::Dead;
+                        }
+                    }
+                } else {
+                    self.account(cpu, ts);
+                }
+                self.cpus[cpu].curr = None;
+                if next_pid != 0 {
+                    let n = self.task(next_pid, next_comm, Some(next_prio), ts);
+                    let task = &mut self.tasks[n];
+                    if let Some(w) = task.woken_at.take() {
+                        task.wake_latency_ns += ts - w;
+                        task.latencies += 1;
+                    }
+                    self.current(cpu, n, ts);
+                    self.cpus[cpu].switch_left = self.info.switch_ns;
+                }
+            }
+            Record::Wake {
+                waking,
+                new,
+                pid,
+                comm,
+                prio,
+            } => {
+                if pid == 0 {
+                    return Ok(());
+                }
+                let known = self.by_pid.contains_key(&pid);
+                let w = self.task(pid, comm, Some(prio), if new { ts } else { self.start });
+                if new {
+                    let task = &mut self.tasks[w];
+                    if !known {
+                        task.state = State::Runnable;
+                    }
+                    return Ok(());
+                }
+                if !known {
+                    // Blocked since before the window.
+                    let task = &mut self.tasks[w];
+                    task.steps.push(Step::Block(Block {
+                        uninterruptible: false,
+                        start: self.start,
+                        end: None,
+                        waker: Waker::Irq,
+                        same_cpu: false,
+                    }));
+                    task.state = State::Blocked(0);
+                }
+                let State::Blocked(block) = self.tasks[w].state else {
+                    return Ok(());
+                };
+                // sched_waking runs in the waker's context; sched_wakeup alone only when the
+                // trace has no sched_waking (then the same holds for it).
+                let _ = waking;
+                let waker = if head.irq || head.pid == 0 {
+                    Waker::Irq
+                } else {
+                    let t = self.task(head.pid, "", None, self.start);
+                    if t == w {
+                        Waker::Irq
+                    } else {
+                        self.current(cpu, t, ts);
+                        self.flush(t);
+                        self.tasks[t].steps.push(Step::Wake { wakee: w, block });
+                        Waker::Task(t)
+                    }
+                };
+                self.end_block(w, ts, waker, cpu);
+            }
+            Record::Fork {
+                parent_pid,
+                child_pid,
+                child_comm,
+            } => {
+                let prio = self.by_pid.get(&parent_pid).map(|&p| self.tasks[p].prio);
+                let p = self.task(parent_pid, "", None, self.start);
+                if head.pid == parent_pid {
+                    self.current(cpu, p, ts);
+                }
+                let fresh = !self.by_pid.contains_key(&child_pid);
+                let c = self.task(child_pid, child_comm, prio, ts);
+                if fresh {
+                    self.flush(p);
+                    self.tasks[p].steps.push(Step::Fork(c));
+                    let child = &mut self.tasks[c];
+                    child.forked_by = Some(p);
+                    child.state = State::Runnable;
+                }
+            }
+            Record::Exit { pid } => {
+                if let Some(&t) = self.by_pid.get(&pid) {
+                    if self.cpus[cpu].curr == Some(t) {
+                        self.account(cpu, ts);
+                    }
+                    self.flush(t);
+                    self.tasks[t].exited = true;
+                }
+            }
+            Record::Rename { pid, newcomm } => {
+                let t = self.task(pid, newcomm, None, self.start);
+                self.tasks[t].comm = newcomm.to_string();
+            }
+            Record::Lost { cpu } => {
+                if cpu < self.cpus.len() {
+                    let c = &mut self.cpus[cpu];
+                    c.curr = None;
+                    c.since = ts;
+                }
+            }
+            Record::Other => {}
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, end: u64) {
+        for c in 0..self.cpus.len() {
+            self.account(c, end);
+        }
+        for t in 0..self.tasks.len() {
+            self.flush(t);
+        }
+        // A task never seen in a known state ran or waited since the window's start.
+        for t in &mut self.tasks {
+            if t.state == State::Unknown && t.forked_by.is_none() {
+                t.start = t.start.min(self.start);
+            }
+        }
+    }
+}
