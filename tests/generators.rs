@@ -129,6 +129,7 @@ fn cyclictest_args(policy: &str, duration: u64) -> CyclictestArgs {
         threads: 1,
         affinity: false,
         duration,
+        laptop: false,
         latency_nice: None,
     }
 }

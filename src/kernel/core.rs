@@ -9,13 +9,15 @@
 
 use super::cgroup::{Cgroups, ROOT};
 use super::cpufreq::{uclamp_rq_util_with, CpuUtil, Cpufreq, Env, GovernorKind, Policies};
-use super::cpuidle::Residency;
+use super::cpuidle::{CpuidleDevice, Residency};
 use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
 use super::fair_balance::Balance;
 use super::futex::{Barrier, Cond, Futexes, Mutex};
+use super::hrtimer::HrtimerBases;
 use super::pelt::{self, PeltClock, SchedAvg};
 use super::pipe::Channels;
+use super::pm_qos::CpuLatencyQos;
 use super::rt::{RtBandwidth, RtRq};
 use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
 use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
@@ -29,7 +31,6 @@ use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Model, SimRng, Time};
 use crate::trace::{
     EventSelection, Observer, PeltFields, RtappLogs, TaskRef, TraceEvent, UclampFields, IDLE_COMM,
-    PWR_EVENT_EXIT,
 };
 use crate::workload::{CpuSet, LoopRecord, Policy, SchedParams, Thread, UserSpace, Workload};
 
@@ -55,6 +56,8 @@ pub enum Event {
     /// A throttled deadline task's replenishment timer (`dl_task_timer`), armed for the
     /// deadline the task had when it ran out.
     DlReplenish { task: TaskId, deadline: u64 },
+    /// The tick of an idle CPU whose cpuidle governor kept it.
+    IdleTick { cpu: usize, gen: u64 },
 }
 
 const IDLE_REF: TaskRef<'static> = TaskRef {
@@ -139,6 +142,12 @@ pub struct Kernel {
     /// Scratch lists reused to avoid allocating per event.
     pub(super) wake_scratch: Vec<TaskId>,
     pub(super) log_scratch: Vec<LoopRecord>,
+    /// Each CPU's cpuidle device (governor data, state while idle).
+    pub(super) cpuidle: Vec<CpuidleDevice>,
+    /// Sleep timers per CPU (the hrtimer bases), for the idle governors' next timer event.
+    pub(super) hrtimers: HrtimerBases,
+    /// `/dev/cpu_dma_latency` requests.
+    pub(super) pm_qos: CpuLatencyQos,
 }
 
 impl Kernel {
@@ -206,6 +215,11 @@ impl Kernel {
                 }
             })
             .collect();
+        let cpuidle = platform
+            .cpus
+            .iter()
+            .map(|c| CpuidleDevice::new(variant.cpuidle_governor, c.idle_states.len()))
+            .collect();
         let rqs = (0..n)
             .map(|cpu| {
                 let dom = platform.cpus[cpu].freq_domain;
@@ -238,9 +252,6 @@ impl Kernel {
                     times: CpuTimesAcc::default(),
                     dl_running_bw: 0,
                     uclamp: RqUclamp::default(),
-                    idle_since: 0,
-                    // Idle since boot: long.
-                    last_idle_ns: u64::MAX,
                 }
             })
             .collect();
@@ -306,8 +317,14 @@ impl Kernel {
             exited_forks: Vec::new(),
             wake_scratch: Vec::new(),
             log_scratch: Vec::new(),
+            cpuidle,
+            hrtimers: HrtimerBases::new(n),
+            pm_qos: CpuLatencyQos::default(),
             workload,
         };
+        if let Some(us) = k.workload.global.pm_qos_cpu_dma_latency_us {
+            k.pm_qos.add_request(us);
+        }
         k.sync_fair_groups();
         for w in &k.variant.cgroup_writes.clone() {
             if w.file.starts_with("cpu.uclamp.") {
@@ -345,6 +362,10 @@ impl Kernel {
                     cpu,
                 },
             );
+        }
+        // Every CPU boots into the idle loop.
+        for cpu in 0..n {
+            k.do_idle(cpu, 0, queue);
         }
         k.cpufreq_start(0, queue);
         for (index, w) in k.variant.timed_writes.iter().enumerate() {
@@ -1076,15 +1097,14 @@ impl Kernel {
     /// The CPU turns busy or idle: its residency, and its cluster's.
     pub(super) fn set_cpu_busy(&mut self, cpu: usize, busy: bool, now: Time) {
         let c = &self.platform.cpus[cpu];
-        self.rqs[cpu].res.set_busy(now, busy, &c.idle_states);
+        self.rqs[cpu].res.set_busy(now, busy);
         let d = &mut self.domains[c.freq_domain];
         if busy {
             d.busy_cpus += 1;
         } else {
             d.busy_cpus -= 1;
         }
-        let states = &self.platform.freq_domains[c.freq_domain].cluster_idle_states;
-        d.res.set_busy(now, d.busy_cpus > 0, states);
+        d.res.set_busy(now, d.busy_cpus > 0);
     }
 
     // ----- wakeup and placement ---------------------------------------------------------
@@ -1240,6 +1260,7 @@ impl Kernel {
         let task = &mut self.tasks[t];
         task.state = TaskState::Running;
         task.wake_gen += 1;
+        self.hrtimers.cancel(t);
         task.stats.wakeups += 1;
         task.stats.woken_at = Some(now);
         let cpu = self.select_task_rq(t, prev, waker_cpu, false, now);
@@ -1408,6 +1429,7 @@ impl Kernel {
         if next != prev {
             self.context_switch(cpu, prev, prev_state, next, now);
             if next.is_none() {
+                self.do_idle(cpu, now, q);
                 self.arm_nohz_stats(cpu, now, q);
             }
         }
@@ -1427,20 +1449,14 @@ impl Kernel {
         now: Time,
     ) {
         self.account_times(cpu, now);
+        // Out of idle: the woken task starts after the idle state's exit latency.
+        let idle_exit = if prev.is_none() {
+            self.cpuidle_exit(cpu, now)
+        } else {
+            0
+        };
         if prev.is_none() != next.is_none() {
             self.set_cpu_busy(cpu, next.is_some(), now);
-        }
-        if prev.is_none() {
-            let rq = &mut self.rqs[cpu];
-            rq.last_idle_ns = now - rq.idle_since;
-            self.emit(
-                now,
-                cpu,
-                &TraceEvent::CpuIdle {
-                    state: PWR_EVENT_EXIT,
-                    cpu,
-                },
-            );
         }
         if let Some(p) = prev {
             if prev_state == TaskState::Running {
@@ -1473,24 +1489,13 @@ impl Kernel {
                 self.variant.cost_context_switch_ns
             } else {
                 0
-            } + uclamp;
-        match next {
-            Some(n) => {
-                let task = &mut self.tasks[n];
-                if let Some(w) = task.stats.woken_at.take() {
-                    task.stats.wakeup_latency.record(now - w);
-                }
-            }
-            None => {
-                self.emit(now, cpu, &TraceEvent::CpuIdle { state: 0, cpu });
-                // The idle governor stops the tick only when it expects a long idle
-                // (`tick_nohz_idle_stop_tick`); it predicts from the last idle period here.
-                // Only then does schedutil's busy hold see an idle call.
-                let rq = &mut self.rqs[cpu];
-                rq.idle_since = now;
-                if rq.last_idle_ns >= self.variant.tick_ns() {
-                    self.cpufreq_idle_enter(cpu);
-                }
+            } + uclamp
+                + idle_exit;
+        if let Some(n) = next {
+            let task = &mut self.tasks[n];
+            task.stats.idle_exit_ns += idle_exit;
+            if let Some(w) = task.stats.woken_at.take() {
+                task.stats.wakeup_latency.record(now - w);
             }
         }
         if let Some(p) = prev {
@@ -1665,13 +1670,10 @@ impl Kernel {
         for cpu in 0..self.rqs.len() {
             self.account_progress(cpu, now);
             self.update_curr(cpu, now);
-            self.rqs[cpu]
-                .res
-                .finish(now, &self.platform.cpus[cpu].idle_states);
+            self.rqs[cpu].res.finish(now);
         }
-        for (d, dom) in self.domains.iter_mut().enumerate() {
-            dom.res
-                .finish(now, &self.platform.freq_domains[d].cluster_idle_states);
+        for dom in &mut self.domains {
+            dom.res.finish(now);
         }
     }
 
@@ -1722,6 +1724,7 @@ impl Kernel {
             }
         }
         self.check_balance_invariants();
+        self.check_cpuidle_invariants();
     }
 }
 
@@ -1772,6 +1775,7 @@ impl Model for Kernel {
                     self.dl_replenish(task, now);
                 }
             }
+            Event::IdleTick { cpu, gen } => self.cpuidle_tick(cpu, gen, now, q),
         }
         self.resched_pending(now, q);
     }

@@ -681,19 +681,22 @@ impl Kernel {
         (!stay).then_some(CpuSet(idlest.span))
     }
 
-    /// `find_idlest_group_cpu()`: the most recently idled idle CPU (the shallowest idle state),
-    /// else the least loaded one.
+    /// `find_idlest_group_cpu()`: the idle CPU in the shallowest idle state, the most
+    /// recently idled among equals, else the least loaded one.
     fn find_idlest_group_cpu(&self, group: CpuSet, allowed: CpuSet, this_cpu: usize) -> usize {
         if group.0.count_ones() == 1 {
             return cpus(group).next().unwrap_or(this_cpu);
         }
-        let mut idle: Option<(u64, usize)> = None;
+        let mut idle: Option<((u64, std::cmp::Reverse<u64>), usize)> = None;
         let mut least: Option<(u64, usize)> = None;
         for cpu in cpus(group).filter(|&c| allowed.contains(c)) {
             if self.cpu_idle(cpu) {
-                let since = self.rqs[cpu].idle_since;
-                if idle.map_or(true, |(s, _)| since > s) {
-                    idle = Some((since, cpu));
+                let key = (
+                    self.idle_exit_latency_ns(cpu),
+                    std::cmp::Reverse(self.cpuidle[cpu].idle_stamp),
+                );
+                if idle.map_or(true, |(k, _)| key < k) {
+                    idle = Some((key, cpu));
                 }
             } else {
                 let load = self.cpu_load(cpu);
@@ -702,7 +705,9 @@ impl Kernel {
                 }
             }
         }
-        idle.or(least).map_or(this_cpu, |(_, c)| c)
+        idle.map(|(_, c)| c)
+            .or(least.map(|(_, c)| c))
+            .unwrap_or(this_cpu)
     }
 
     // ----- Energy Aware Scheduling -------------------------------------------------------

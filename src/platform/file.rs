@@ -474,7 +474,17 @@ impl Reader<'_> {
     }
 
     fn idle_state(&self, node: &Node, place: String) -> Result<IdleState, InputError> {
-        let t = self.table(node, place, &["name", "power_mw", "exit_latency_ns"])?;
+        let t = self.table(
+            node,
+            place,
+            &[
+                "name",
+                "power_mw",
+                "exit_latency_ns",
+                "target_residency_ns",
+                "polling",
+            ],
+        )?;
         let name = self.string(
             self.required(&t, "name", STATE_NAME)?,
             &t.at("name"),
@@ -490,10 +500,20 @@ impl Reader<'_> {
             &t.at("exit_latency_ns"),
             EXIT_LATENCY,
         )?;
+        let target_residency_ns = match t.get("target_residency_ns") {
+            Some(v) => self.int(v, &t.at("target_residency_ns"), RESIDENCY)?,
+            None => exit_latency_ns,
+        };
+        let polling = match t.get("polling") {
+            Some(v) => self.boolean(v, &t.at("polling"), BOOL)?,
+            None => false,
+        };
         Ok(IdleState {
             name,
             power_mw,
             exit_latency_ns,
+            target_residency_ns,
+            polling,
         })
     }
 }
@@ -520,6 +540,7 @@ const FREQ: &str = "a frequency in kHz (a positive integer)";
 const POWER: &str = "a power in mW (a number from 0)";
 const STATE_NAME: &str = "the idle state's name (a string)";
 const EXIT_LATENCY: &str = "an exit latency in ns (an integer from 0)";
+const RESIDENCY: &str = "a target residency in ns (an integer from 0)";
 
 /// Checks that `p` describes hardware the simulated kernel can run on; the first problem
 /// found is reported at its key path.

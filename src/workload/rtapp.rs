@@ -43,6 +43,9 @@
 //!   work of one `memrun` pointer-chase hop.
 //! - `fork_limit` (global, default 1024 as rt-app's `FORKS_LIMIT`; 0: none): how many
 //!   times one task may be forked.
+//! - `pm_qos_cpu_dma_latency_us` (global, absent: no request): a `/dev/cpu_dma_latency`
+//!   request held for the whole run, as cyclictest holds one (0 keeps every CPU in its
+//!   first idle state).
 //! - `generator` (global): the `schedlab gen` generator that wrote the file (`fio`,
 //!   `forkloop`, …); the results then report its metric.
 //! - `channels` (global): `{"name": {"kind": K, "capacity": bytes}}` declares IPC channels
@@ -192,6 +195,9 @@ pub struct Global {
     /// How many times one task may be forked before rt-app gives up (extension
     /// `fork_limit`; rt-app's `FORKS_LIMIT` of 1024 by default, 0 for no limit).
     pub fork_limit: u32,
+    /// A `/dev/cpu_dma_latency` request held for the whole run, µs (extension
+    /// `pm_qos_cpu_dma_latency_us`, as cyclictest writes 0 unless `--laptop`).
+    pub pm_qos_cpu_dma_latency_us: Option<u64>,
 }
 
 /// How `run` durations turn into work.
@@ -568,6 +574,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "mem_bytes_per_us",
     "mem_chase_ns_per_hop",
     "generator",
+    "pm_qos_cpu_dma_latency_us",
     "fork_limit",
     "channels",
 ];
@@ -694,6 +701,7 @@ impl<'a> Parser<'a> {
                 mem_chase_ns_per_hop: DEFAULT_MEM_CHASE_NS_PER_HOP,
                 generator: None,
                 fork_limit: FORKS_LIMIT,
+                pm_qos_cpu_dma_latency_us: None,
             },
             task_index: HashMap::new(),
             task_instances: Vec::new(),
@@ -977,6 +985,15 @@ impl<'a> Parser<'a> {
                 "mem_chase_ns_per_hop" => {
                     self.global.mem_chase_ns_per_hop =
                         self.int_in(v, &place, 0, INT_MAX, "a time in ns")? as u64;
+                }
+                "pm_qos_cpu_dma_latency_us" => {
+                    self.global.pm_qos_cpu_dma_latency_us = Some(self.int_in(
+                        v,
+                        &place,
+                        0,
+                        i32::MAX as i64,
+                        "a latency limit in µs (a write to /dev/cpu_dma_latency)",
+                    )? as u64);
                 }
                 "channels" => self.parse_channels(v, &place)?,
                 _ => unreachable!("properties() admits only GLOBAL_KEYS"),
