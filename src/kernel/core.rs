@@ -1765,6 +1765,8 @@ impl Model for Kernel {
                 }
                 let cpu = self.tasks[task].cpu;
                 self.try_to_wake_up(task, cpu, now, q);
+                // The timer's interrupt woke `cpu`; if the sleeper went elsewhere, it idles on.
+                self.cpuidle_wakeup(cpu, false, now, q);
             }
             Event::RtPeriod => self.rt_period(now, q),
             Event::CpufreqWork { policy } => self.cpufreq_work(policy, now, q),

@@ -14,6 +14,13 @@ const KTIME_MAX: u64 = i64::MAX as u64;
 /// `trace_cpu_idle(1, cpu)` of `default_idle_call()`, for a CPU without cpuidle states.
 const DEFAULT_IDLE_STATE: u32 = 1;
 
+/// The softlockup watchdog's per-CPU hrtimer period (kernel/watchdog.c: `sample_period` =
+/// 2 × `watchdog_thresh` (10 s) / `NUM_SAMPLE_PERIODS` (5) = 4 s): every CPU of a v6.1
+/// kernel has a timer at most this far away, so no idle CPU expects to sleep forever. Its
+/// expiries bound the governors' sleep length; the wake-ups themselves are not simulated
+/// (they would keep a finished run going), so a CPU idle past one stays in its state.
+const WATCHDOG_PERIOD_NS: u64 = 4_000_000_000;
+
 impl Kernel {
     /// How long a wake-up of `cpu` takes to get it running: the exit latency of the state it
     /// is in, or of its cluster's state if deeper (0 when the CPU is not idle).
@@ -33,11 +40,14 @@ impl Kernel {
     }
 
     /// The time till `cpu`'s next timer event from `now`, the tick left out
-    /// (`tick_nohz_get_sleep_length()`): its earliest armed sleep timer.
+    /// (`tick_nohz_get_sleep_length()`): its earliest armed sleep timer, or the watchdog's.
     fn sleep_length_ns(&self, cpu: usize, now: Time) -> u64 {
-        self.hrtimers
+        let watchdog = (now / WATCHDOG_PERIOD_NS + 1) * WATCHDOG_PERIOD_NS;
+        let next = self
+            .hrtimers
             .next_expiry(cpu)
-            .map_or(KTIME_MAX, |e| e.saturating_sub(now))
+            .map_or(watchdog, |e| e.min(watchdog));
+        next.saturating_sub(now)
     }
 
     fn idle_input(&self, cpu: usize, now: Time) -> IdleInput {
@@ -107,12 +117,27 @@ impl Kernel {
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
-        if gen != self.cpuidle[cpu].tick_gen || self.rqs[cpu].curr.is_some() {
+        if gen == self.cpuidle[cpu].tick_gen {
+            self.cpuidle_wakeup(cpu, true, now, q);
+        }
+    }
+
+    /// A timer interrupt woke idle `cpu` without giving it a task (the sleeper it woke went
+    /// to another CPU, or only the tick ran): back to the idle loop.
+    pub(super) fn cpuidle_wakeup(
+        &mut self,
+        cpu: usize,
+        tick: bool,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        let rq = &self.rqs[cpu];
+        if rq.curr.is_some() || rq.need_resched || self.cpuidle[cpu].state.is_none() {
             return;
         }
-        let tick = self.variant.tick_ns();
+        let tick_ns = self.variant.tick_ns();
         let states = &self.platform.cpus[cpu].idle_states;
-        self.cpuidle[cpu].reflect(states, now, true, tick);
+        self.cpuidle[cpu].reflect(states, now, tick, tick_ns);
         self.emit(
             now,
             cpu,

@@ -106,6 +106,8 @@ impl CpuidleDevice {
         self.state = Some(sel.state);
         self.entered = now;
         self.tick_stopped = sel.stop_tick;
+        // A kept tick of an earlier selection is superseded.
+        self.tick_gen += 1;
         sel
     }
 
