@@ -58,6 +58,8 @@ pub enum Event {
     DlReplenish { task: TaskId, deadline: u64 },
     /// The tick of an idle CPU whose cpuidle governor kept it.
     IdleTick { cpu: usize, gen: u64 },
+    /// An idle CPU woken for a task is out of its idle state (at `until`).
+    IdleExit { cpu: usize, until: u64 },
 }
 
 const IDLE_REF: TaskRef<'static> = TaskRef {
@@ -1386,6 +1388,9 @@ impl Kernel {
         self.update_rq_clock(cpu, now);
         self.update_curr(cpu, now);
         self.rqs[cpu].need_resched = false;
+        if self.idle_exit_pending(cpu, now, q) {
+            return;
+        }
         let prev = self.rqs[cpu].curr;
         let mut prev_state = TaskState::Running;
         if let Some(p) = prev {
@@ -1432,6 +1437,8 @@ impl Kernel {
                 self.do_idle(cpu, now, q);
                 self.arm_nohz_stats(cpu, now, q);
             }
+        } else if next.is_none() {
+            self.idle_exit_abort(cpu, now, q);
         }
         if self.rqs[cpu].rt.nr_running >= 2 {
             self.push_rt_tasks(cpu, now, q);
@@ -1449,7 +1456,7 @@ impl Kernel {
         now: Time,
     ) {
         self.account_times(cpu, now);
-        // Out of idle: the woken task starts after the idle state's exit latency.
+        // Out of idle: the exit latency `schedule()` waited for (`idle_exit_pending`).
         let idle_exit = if prev.is_none() {
             self.cpuidle_exit(cpu, now)
         } else {
@@ -1489,8 +1496,7 @@ impl Kernel {
                 self.variant.cost_context_switch_ns
             } else {
                 0
-            } + uclamp
-                + idle_exit;
+            } + uclamp;
         if let Some(n) = next {
             let task = &mut self.tasks[n];
             task.stats.idle_exit_ns += idle_exit;
@@ -1778,6 +1784,7 @@ impl Model for Kernel {
                 }
             }
             Event::IdleTick { cpu, gen } => self.cpuidle_tick(cpu, gen, now, q),
+            Event::IdleExit { cpu, until } => self.idle_exit_done(cpu, until),
         }
         self.resched_pending(now, q);
     }

@@ -132,12 +132,18 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) {
         let rq = &self.rqs[cpu];
-        if rq.curr.is_some() || rq.need_resched || self.cpuidle[cpu].state.is_none() {
+        let dev = &self.cpuidle[cpu];
+        if rq.curr.is_some()
+            || rq.need_resched
+            || rq.nr_running > 0
+            || dev.state.is_none()
+            || dev.exiting.is_some()
+        {
             return;
         }
         let tick_ns = self.variant.tick_ns();
         let states = &self.platform.cpus[cpu].idle_states;
-        self.cpuidle[cpu].reflect(states, now, tick, tick_ns);
+        self.cpuidle[cpu].reflect(states, now, false, tick, tick_ns);
         self.emit(
             now,
             cpu,
@@ -149,12 +155,52 @@ impl Kernel {
         self.cpuidle_idle_call(cpu, now, q);
     }
 
-    /// `cpu` leaves idle for a task at `now`: the exit latency it pays before the task runs.
+    /// `schedule()` on idle `cpu` with a task queued: the CPU first leaves its idle state,
+    /// so the switch waits for the exit latency (an `IdleExit` event re-runs `schedule()`;
+    /// meanwhile the CPU stays idle, the task queued). True while the exit is under way.
+    pub(super) fn idle_exit_pending(
+        &mut self,
+        cpu: usize,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) -> bool {
+        let rq = &self.rqs[cpu];
+        if rq.curr.is_some() || rq.nr_running == 0 {
+            return false;
+        }
+        if let Some((_, until)) = self.cpuidle[cpu].exiting {
+            return now < until;
+        }
+        let until = now + self.idle_exit_latency_ns(cpu);
+        self.cpuidle[cpu].exiting = Some((now, until));
+        if until == now {
+            return false;
+        }
+        q.schedule(until, Event::IdleExit { cpu, until });
+        true
+    }
+
+    /// The exit latency of `cpu` has passed (`until`): run what woke it.
+    pub(super) fn idle_exit_done(&mut self, cpu: usize, until: Time) {
+        if self.cpuidle[cpu].exiting.is_some_and(|(_, u)| u == until) {
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// `schedule()` on idle `cpu` found nothing to run after all (the task left during the
+    /// exit, or cannot run): back to the idle loop.
+    pub(super) fn idle_exit_abort(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        if self.cpuidle[cpu].exiting.take().is_some() {
+            self.cpuidle_wakeup(cpu, false, now, q);
+        }
+    }
+
+    /// `cpu` switches from idle to a task at `now`: the exit latency it paid before.
     pub(super) fn cpuidle_exit(&mut self, cpu: usize, now: Time) -> u64 {
-        let latency = self.idle_exit_latency_ns(cpu);
         let tick = self.variant.tick_ns();
         let dev = &mut self.cpuidle[cpu];
-        dev.reflect(&self.platform.cpus[cpu].idle_states, now, false, tick);
+        let latency = dev.exiting.take().map_or(0, |(since, _)| now - since);
+        dev.reflect(&self.platform.cpus[cpu].idle_states, now, true, false, tick);
         dev.tick_gen += 1;
         self.emit(
             now,
@@ -218,6 +264,10 @@ impl Kernel {
                 dev.state,
                 rq.res.state(),
                 "cpu {cpu}: residency state out of step"
+            );
+            assert!(
+                dev.exiting.is_none() || rq.curr.is_none(),
+                "cpu {cpu}: runs a task while leaving idle"
             );
             if let Some(s) = dev.state {
                 assert!(

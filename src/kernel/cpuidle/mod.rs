@@ -80,6 +80,8 @@ pub struct CpuidleDevice {
     pub tick_gen: u64,
     /// When the CPU last went idle (`rq->idle_stamp`).
     pub idle_stamp: u64,
+    /// Woken for a task: since when the CPU leaves its state, and until when.
+    pub exiting: Option<(u64, u64)>,
 }
 
 impl CpuidleDevice {
@@ -94,6 +96,7 @@ impl CpuidleDevice {
             tick_stopped: false,
             tick_gen: 0,
             idle_stamp: 0,
+            exiting: None,
         }
     }
 
@@ -111,13 +114,26 @@ impl CpuidleDevice {
         sel
     }
 
-    /// `cpuidle_reflect()` at the wake-up at `now`, the state's exit latency included in the
-    /// residency as `last_residency_ns` includes it; the CPU has no state afterwards.
-    pub fn reflect(&mut self, states: &[IdleState], now: u64, tick_wakeup: bool, tick_ns: u64) {
+    /// `cpuidle_reflect()` once the CPU is out of its state at `now` (`exited`: the exit
+    /// latency has already passed, as for a switch to a task; else it is added, as
+    /// `last_residency_ns` includes it); the CPU has no state afterwards.
+    pub fn reflect(
+        &mut self,
+        states: &[IdleState],
+        now: u64,
+        exited: bool,
+        tick_wakeup: bool,
+        tick_ns: u64,
+    ) {
         let Some(state) = self.state.take() else {
             return;
         };
-        let residency = now - self.entered + states[state].exit_latency_ns;
+        let exit = if exited {
+            0
+        } else {
+            states[state].exit_latency_ns
+        };
+        let residency = now - self.entered + exit;
         match &mut self.gov {
             Governor::Menu(m) => m.reflect(states, state, residency, tick_wakeup, tick_ns),
             Governor::Teo(t) => t.reflect(states, state, residency, tick_wakeup, tick_ns),
