@@ -38,7 +38,11 @@ pub struct RunStats {
 pub fn run<M: Model>(model: &mut M, queue: &mut EventQueue<M::Event>, until: Time) -> RunStats {
     let mut stats = RunStats::default();
     while let Some((time, event)) = queue.pop_before(until) {
-        debug_assert!(time >= stats.last, "time went back: {time} < {}", stats.last);
+        debug_assert!(
+            time >= stats.last,
+            "time went back: {time} < {}",
+            stats.last
+        );
         stats.last = time;
         if model.handle(time, event, queue) {
             stats.handled += 1;
