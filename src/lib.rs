@@ -185,9 +185,13 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         SimRng::new(run.seed),
         &mut queue,
     )?;
-    let (events, last) = sim::run(&mut kernel, &mut queue, duration);
+    let events = sim::run(&mut kernel, &mut queue, duration);
     // The run ends at the duration, or earlier when every thread has exited.
-    let end = if queue.is_empty() { last } else { duration };
+    let end = if queue.is_empty() {
+        events.last
+    } else {
+        duration
+    };
     kernel.finish(end);
     let (trace_done, logs_done) = kernel.finish_outputs();
     if let Some(path) = out.trace.as_ref().or(out.plot.as_ref()) {

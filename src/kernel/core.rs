@@ -141,6 +141,9 @@ pub struct Kernel {
     pub admin_log: Vec<AdminRecord>,
     /// Slots of exited forked threads, reused by new ones: a fork loop's memory stays flat.
     pub(super) free_tasks: Vec<TaskId>,
+    /// The CPUs whose `need_resched` is set, one bit each (64 CPUs per word), so
+    /// `resched_pending` finds them without looking at every runqueue.
+    resched_mask: Vec<u64>,
     /// What exited forked threads did, per workload task.
     pub exited_forks: Vec<ExitedForks>,
     /// Scratch lists reused to avoid allocating per event.
@@ -319,6 +322,7 @@ impl Kernel {
             rtapp_logs: outputs.rtapp_logs,
             admin_log: Vec::new(),
             free_tasks: Vec::new(),
+            resched_mask: vec![0; n.div_ceil(64)],
             exited_forks: Vec::new(),
             wake_scratch: Vec::new(),
             log_scratch: Vec::new(),
@@ -941,6 +945,7 @@ impl Kernel {
 
     pub(super) fn resched_curr(&mut self, cpu: usize) {
         self.rqs[cpu].need_resched = true;
+        self.resched_mask[cpu / 64] |= 1 << (cpu % 64);
     }
 
     /// `check_preempt_curr()`: does the newly queued `t` preempt what `cpu` runs?
@@ -1456,6 +1461,7 @@ impl Kernel {
         self.update_rq_clock(cpu, now);
         self.update_curr(cpu, now);
         self.rqs[cpu].need_resched = false;
+        self.resched_mask[cpu / 64] &= !(1 << (cpu % 64));
         if self.idle_exit_pending(cpu, now, q) {
             return;
         }
@@ -1732,7 +1738,14 @@ impl Kernel {
 
     /// Run `schedule()` wherever a reschedule is pending, until none is.
     pub(super) fn resched_pending(&mut self, now: Time, q: &mut EventQueue<Event>) {
-        while let Some(cpu) = self.rqs.iter().position(|rq| rq.need_resched) {
+        // Lowest CPU first, as a scan of the runqueues would take them: a schedule() may
+        // set need_resched on any CPU, so the mask is searched again after each.
+        while let Some(cpu) = self
+            .resched_mask
+            .iter()
+            .position(|&w| w != 0)
+            .map(|i| i * 64 + self.resched_mask[i].trailing_zeros() as usize)
+        {
             self.schedule(cpu, now, q);
         }
         #[cfg(debug_assertions)]
@@ -1777,6 +1790,11 @@ impl Kernel {
                 queued[cpu], rq.nr_running,
                 "cpu {cpu}: nr_running out of step"
             );
+            assert_eq!(
+                self.resched_mask[cpu / 64] >> (cpu % 64) & 1 == 1,
+                rq.need_resched,
+                "cpu {cpu}: resched mask out of step"
+            );
             self.fair.check_rq(cpu);
             if let Some(c) = rq.curr {
                 assert_eq!(self.tasks[c].cpu, cpu, "current task on the wrong CPU");
@@ -1805,19 +1823,19 @@ impl Kernel {
 impl Model for Kernel {
     type Event = Event;
 
-    fn handle(&mut self, now: Time, event: Event, q: &mut EventQueue<Event>) {
+    fn handle(&mut self, now: Time, event: Event, q: &mut EventQueue<Event>) -> bool {
         match event {
             Event::Spawn { task } => self.wake_up_new_task(task, None, now, q),
             Event::Tick { cpu, gen } => {
                 if gen != self.rqs[cpu].tick_gen {
-                    return;
+                    return false;
                 }
                 self.scheduler_tick(cpu, now, q);
                 q.schedule(now + self.variant.tick_ns(), Event::Tick { cpu, gen });
             }
             Event::WorkDone { cpu, gen } => {
                 if gen != self.rqs[cpu].work_gen {
-                    return;
+                    return false;
                 }
                 self.account_progress(cpu, now);
                 if let Some(t) = self.rqs[cpu].curr {
@@ -1835,7 +1853,7 @@ impl Model for Kernel {
             }
             Event::Wake { task, gen } => {
                 if gen != self.tasks[task].wake_gen {
-                    return;
+                    return false;
                 }
                 let cpu = self.tasks[task].cpu;
                 self.try_to_wake_up(task, cpu, now, q);
@@ -1847,14 +1865,16 @@ impl Model for Kernel {
             Event::NohzStats => self.nohz_stats(now, q),
             Event::AdminWrite { index } => self.admin_write(index, now, q),
             Event::DlReplenish { task, deadline } => {
-                if self.tasks[task].dl.deadline == deadline {
-                    self.dl_replenish(task, now);
+                if self.tasks[task].dl.deadline != deadline {
+                    return false;
                 }
+                self.dl_replenish(task, now);
             }
             Event::IdleTick { cpu, gen } => self.cpuidle_tick(cpu, gen, now, q),
             Event::IdleExit { cpu, until } => self.idle_exit_done(cpu, until),
         }
         self.resched_pending(now, q);
+        true
     }
 }
 

@@ -17,8 +17,11 @@ use super::variant::{FairPolicy, Features, LatencyNice, Variant};
 
 mod eevdf;
 mod group;
+mod timeline;
+
 pub use eevdf::{MAX_CUSTOM_SLICE_NS, MIN_CUSTOM_SLICE_NS};
 pub use group::FairGroup;
+use timeline::{Nodes, Timeline};
 
 pub type SeId = usize;
 
@@ -151,14 +154,11 @@ pub struct SchedEntity {
     pub tg: usize,
     /// PELT signals of the entity.
     pub avg: SchedAvg,
-    /// Tie-break among equal vruntimes: later insertions go right, as in the rbtree.
-    tree_seq: u64,
     /// `latency_offset` (seed 002): ns added to the vruntime difference at preemption checks;
     /// negative for latency-sensitive entities.
     pub latency_offset: i64,
-    /// `on_latency`: in its cfs_rq's latency timeline, under the key `latency_key`.
+    /// `on_latency`: in its cfs_rq's latency timeline.
     pub on_latency: bool,
-    latency_key: (u64, u64),
     /// EEVDF: virtual deadline of the current request, lag kept over a sleep, the request
     /// size (wall ns) and whether it is a custom one (`sched_runtime`, v6.12).
     pub deadline: u64,
@@ -188,14 +188,14 @@ pub struct CfsRq {
     pub idle_h_nr_running: u32,
     pub min_vruntime: u64,
     /// The timeline: entities waiting to run, ordered by (vruntime, insertion). The running
-    /// entity (`curr`) is not in it, as in the kernel.
-    timeline: Vec<(u64, u64, SeId)>,
+    /// entity (`curr`) is not in it, as in the kernel. Under EEVDF its nodes carry (deadline,
+    /// insertion) as the augmented key, the kernel's `min_deadline`.
+    timeline: Timeline,
     /// The latency timeline of patch 7: waiting entities with a negative latency offset that
     /// qualified at insertion, ordered by (vruntime + latency_offset, insertion).
-    latency_timeline: Vec<(u64, u64, SeId)>,
-    /// EEVDF: the waiting entities ordered by (deadline, insertion), and `avg_vruntime` /
-    /// `avg_load`: the sums of key × weight and weight over them.
-    deadline_timeline: Vec<(u64, u64, SeId)>,
+    latency_timeline: Timeline,
+    /// EEVDF: `avg_vruntime` / `avg_load`: the sums of key × weight and weight over the
+    /// waiting entities.
     avg_vruntime: i128,
     avg_load: u64,
     /// EEVDF: the running entity's request ended with others waiting (`resched_curr` from
@@ -218,13 +218,7 @@ pub struct CfsRq {
 impl CfsRq {
     /// `__pick_first_entity()`.
     pub fn first(&self) -> Option<SeId> {
-        self.timeline.first().map(|e| e.2)
-    }
-
-    /// The entity after `se` in the timeline (`__pick_next_entity`).
-    fn after(&self, key: (u64, u64)) -> Option<SeId> {
-        let i = self.timeline.partition_point(|e| (e.0, e.1) <= key);
-        self.timeline.get(i).map(|e| e.2)
+        self.timeline.first()
     }
 
     /// The next (0), last (1) or skip (2) buddy.
@@ -236,9 +230,9 @@ impl CfsRq {
         }
     }
 
-    /// Entities waiting in the timeline, leftmost first.
-    pub fn queued(&self) -> impl DoubleEndedIterator<Item = SeId> + '_ {
-        self.timeline.iter().map(|e| e.2)
+    /// Entities waiting in the timeline, leftmost first (`nodes`: `Fair::tl_nodes`).
+    pub fn queued<'a>(&'a self, nodes: &'a Nodes) -> impl DoubleEndedIterator<Item = SeId> + 'a {
+        self.timeline.iter(nodes)
     }
 }
 
@@ -307,6 +301,9 @@ pub struct Fair {
     util_est: bool,
     util_est_fastup: bool,
     free_ses: Vec<SeId>,
+    /// The nodes of the timelines and of the latency timelines, one per entity.
+    tl_nodes: Nodes,
+    lat_nodes: Nodes,
     tree_seq: u64,
     /// `variant.latency_nice` and its fixes.
     latency_nice: LatencyNice,
@@ -337,6 +334,8 @@ impl Fair {
             util_est: v.features.util_est,
             util_est_fastup: v.features.util_est_fastup,
             free_ses: Vec::new(),
+            tl_nodes: Nodes::default(),
+            lat_nodes: Nodes::default(),
             tree_seq: 0,
             latency_nice: v.latency_nice,
             gentle_offset: v.latency_nice_gentle_offset,
@@ -366,7 +365,10 @@ impl Fair {
             }
             None => {
                 self.ses.push(se);
-                self.ses.len() - 1
+                let id = self.ses.len() - 1;
+                self.tl_nodes.ensure(id);
+                self.lat_nodes.ensure(id);
+                id
             }
         }
     }
@@ -376,24 +378,21 @@ impl Fair {
         self.free_ses.push(se);
     }
 
-    fn key(&self, se: SeId) -> (u64, u64) {
-        (self.ses[se].vruntime, self.ses[se].tree_seq)
+    /// Entities waiting in queue `cfs`'s timeline, leftmost first.
+    pub fn queued(&self, cfs: usize) -> impl DoubleEndedIterator<Item = SeId> + '_ {
+        self.rqs[cfs].queued(&self.tl_nodes)
     }
 
     /// `__enqueue_entity()`.
     fn tree_insert(&mut self, cfs: usize, se: SeId) {
         self.tree_seq += 1;
-        self.ses[se].tree_seq = self.tree_seq;
-        let key = self.key(se);
-        let tl = &mut self.rqs[cfs].timeline;
-        let i = tl.partition_point(|e| (e.0, e.1) < key);
-        tl.insert(i, (key.0, key.1, se));
+        let key = (self.ses[se].vruntime, self.tree_seq);
+        let dkey = (self.ses[se].deadline, self.tree_seq);
+        self.rqs[cfs]
+            .timeline
+            .insert(&mut self.tl_nodes, se, key, dkey);
         if self.policy == FairPolicy::Eevdf {
             self.avg_vruntime_add(cfs, se, true);
-            let dkey = (self.ses[se].deadline, key.1);
-            let dl = &mut self.rqs[cfs].deadline_timeline;
-            let i = dl.partition_point(|e| (e.0, e.1) < dkey);
-            dl.insert(i, (dkey.0, dkey.1, se));
         }
     }
 
@@ -416,24 +415,14 @@ impl Fair {
 
     /// `__dequeue_entity()`.
     fn tree_remove(&mut self, cfs: usize, se: SeId) {
-        let key = self.key(se);
-        let tl = &mut self.rqs[cfs].timeline;
-        let i = tl.partition_point(|e| (e.0, e.1) < key);
-        debug_assert!(
-            tl.get(i).map(|e| e.2) == Some(se),
-            "entity not in its timeline"
+        debug_assert_eq!(
+            Timeline::key_of(&self.tl_nodes, se).0,
+            self.ses[se].vruntime,
+            "entity's vruntime changed in the timeline"
         );
-        tl.remove(i);
+        self.rqs[cfs].timeline.remove(&mut self.tl_nodes, se);
         if self.policy == FairPolicy::Eevdf {
             self.avg_vruntime_add(cfs, se, false);
-            let dkey = (self.ses[se].deadline, key.1);
-            let dl = &mut self.rqs[cfs].deadline_timeline;
-            let i = dl.partition_point(|e| (e.0, e.1) < dkey);
-            debug_assert!(
-                dl.get(i).map(|e| e.2) == Some(se),
-                "not in the deadline timeline"
-            );
-            dl.remove(i);
         }
     }
 
@@ -903,12 +892,10 @@ impl Fair {
             e.vruntime.wrapping_add(e.latency_offset as u64),
             self.tree_seq,
         );
-        let tl = &mut self.rqs[cfs].latency_timeline;
-        let i = tl.partition_point(|x| (x.0, x.1) < key);
-        tl.insert(i, (key.0, key.1, se));
-        let e = &mut self.ses[se];
-        e.latency_key = key;
-        e.on_latency = true;
+        self.rqs[cfs]
+            .latency_timeline
+            .insert(&mut self.lat_nodes, se, key, (0, 0));
+        self.ses[se].on_latency = true;
     }
 
     /// `__dequeue_latency()`.
@@ -916,14 +903,9 @@ impl Fair {
         if !self.ses[se].on_latency {
             return;
         }
-        let key = self.ses[se].latency_key;
-        let tl = &mut self.rqs[cfs].latency_timeline;
-        let i = tl.partition_point(|x| (x.0, x.1) < key);
-        debug_assert!(
-            tl.get(i).map(|x| x.2) == Some(se),
-            "entity not in its latency timeline"
-        );
-        tl.remove(i);
+        self.rqs[cfs]
+            .latency_timeline
+            .remove(&mut self.lat_nodes, se);
         self.ses[se].on_latency = false;
     }
 
@@ -984,7 +966,7 @@ impl Fair {
         let left = rq.first()?;
         let mut se = left;
         if rq.skip == Some(se) {
-            if let Some(second) = rq.after(self.key(se)) {
+            if let Some(second) = rq.timeline.next(&self.tl_nodes, se) {
                 if self.wakeup_preempt_entity(second, left) < 1 {
                     se = second;
                 }
@@ -997,7 +979,7 @@ impl Fair {
         }
         // Patch 7: a latency-sensitive entity waiting to run goes first unless that would be
         // unfair to the pick by more than the wakeup granularity.
-        if let Some(&(_, _, latency)) = rq.latency_timeline.first() {
+        if let Some(latency) = rq.latency_timeline.first() {
             if latency != se && self.wakeup_preempt_entity(latency, se) < 1 {
                 se = latency;
             }
@@ -1226,44 +1208,43 @@ impl Fair {
     #[cfg(debug_assertions)]
     fn check_one_rq(&self, cfs: usize) {
         let rq = &self.rqs[cfs];
-        debug_assert!(rq
-            .timeline
-            .windows(2)
-            .all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
+        rq.timeline.check(&self.tl_nodes);
         let queued =
             rq.timeline.len() as u32 + u32::from(rq.curr.is_some_and(|c| self.ses[c].on_rq));
         debug_assert_eq!(
             queued, rq.nr_running,
             "cfs_rq {cfs}: nr_running out of step"
         );
-        let w: u64 = rq
-            .timeline
-            .iter()
-            .map(|e| self.ses[e.2].load.weight)
+        let w: u64 = self
+            .queued(cfs)
+            .map(|se| self.ses[se].load.weight)
             .sum::<u64>()
             + rq.curr
                 .filter(|&c| self.ses[c].on_rq)
                 .map_or(0, |c| self.ses[c].load.weight);
         debug_assert_eq!(w, rq.load.weight, "cfs_rq {cfs}: load out of step");
+        for se in self.queued(cfs) {
+            let (v, _) = Timeline::key_of(&self.tl_nodes, se);
+            debug_assert!(v == self.ses[se].vruntime && self.ses[se].cfs_rq == cfs);
+        }
         // The latency timeline: ordered, only waiting latency-sensitive entities of this queue.
-        debug_assert!(rq
-            .latency_timeline
-            .windows(2)
-            .all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
+        rq.latency_timeline.check(&self.lat_nodes);
         if self.latency_nice != LatencyNice::V5Rbtree {
             debug_assert!(rq.latency_timeline.is_empty());
         }
-        for &(k, seq, se) in &rq.latency_timeline {
+        for se in rq.latency_timeline.iter(&self.lat_nodes) {
             let e = &self.ses[se];
+            let (k, _) = Timeline::key_of(&self.lat_nodes, se);
             debug_assert!(e.on_latency && e.on_rq && e.cfs_rq == cfs && rq.curr != Some(se));
-            debug_assert!(e.latency_offset < 0 && e.latency_key == (k, seq));
+            debug_assert!(e.latency_offset < 0);
             debug_assert!(k == e.vruntime.wrapping_add(e.latency_offset as u64));
         }
         if self.policy == FairPolicy::Eevdf {
             self.check_eevdf(cfs);
         }
         // Queued vruntimes stay near min_vruntime (a wrapped, un-renormalised one would not).
-        for &(v, _, se) in &rq.timeline {
+        for se in self.queued(cfs) {
+            let v = self.ses[se].vruntime;
             let lag = v.abs_diff(rq.min_vruntime);
             debug_assert!(
                 lag < 1 << 50,

@@ -1,16 +1,40 @@
-//! Wakeup-latency statistics: exact count, min, max and mean, plus an HDR histogram (two
-//! significant digits) for percentiles, so memory does not grow with the number of samples.
-//! The histogram is allocated at the first sample: tasks that never wake cost nothing.
+//! Wakeup-latency statistics: exact count, min, max and mean, plus a histogram for
+//! percentiles with HDR's buckets at two significant digits (256 sub-buckets per power of
+//! two), so memory does not grow with the number of samples.
+//!
+//! The buckets are kept sparse: a sorted list of (bucket, count) of the buckets that hold
+//! samples. A task's latencies fall in few buckets, so ten thousand tasks cost kilobytes
+//! each, not the 16 KB a dense HDR array over 1 ns..100 s takes (and clears) per histogram.
+//! Percentiles are HDR's `value_at_quantile` over the same buckets (the tests check it
+//! against the hdrhistogram crate).
 
-use hdrhistogram::Histogram;
 use serde::Serialize;
 
 /// Latencies above this (100 s) are clamped into the top bucket.
 const HIGHEST_NS: u64 = 100_000_000_000;
+/// log2 of half the sub-buckets per bucket: two significant digits need 200 distinct
+/// values below the first doubling, rounded up to 256 sub-buckets (HDR's layout).
+const HALF_MAG: u32 = 7;
+const SUB_MASK: u64 = (1 << (HALF_MAG + 1)) - 1;
+
+/// HDR's bucket of `v` (v ≥ 1): (power-of-two bucket << 8) | sub-bucket, ordered like the
+/// values.
+fn bucket_of(v: u64) -> u32 {
+    let bucket = (64 - HALF_MAG - 1) - (v | SUB_MASK).leading_zeros();
+    (bucket << 8) | (v >> bucket) as u32
+}
+
+/// The lowest and highest value of a bucket.
+fn bucket_range(key: u32) -> (u64, u64) {
+    let (bucket, sub) = (key >> 8, u64::from(key & 0xff));
+    let lo = sub << bucket;
+    (lo, lo + (1u64 << bucket) - 1)
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct LatencyHistogram {
-    hist: Option<Histogram<u32>>,
+    /// Non-empty buckets, sorted by bucket.
+    buckets: Vec<(u32, u64)>,
     count: u64,
     sum: u128,
     min: u64,
@@ -32,10 +56,11 @@ pub struct LatencySummary {
 
 impl LatencyHistogram {
     pub fn record(&mut self, ns: u64) {
-        let h = self.hist.get_or_insert_with(|| {
-            Histogram::new_with_bounds(1, HIGHEST_NS, 2).expect("valid histogram bounds")
-        });
-        h.saturating_record(ns.clamp(1, HIGHEST_NS));
+        let key = bucket_of(ns.clamp(1, HIGHEST_NS));
+        match self.buckets.binary_search_by_key(&key, |b| b.0) {
+            Ok(i) => self.buckets[i].1 += 1,
+            Err(i) => self.buckets.insert(i, (key, 1)),
+        }
         if self.count == 0 || ns < self.min {
             self.min = ns;
         }
@@ -50,12 +75,26 @@ impl LatencyHistogram {
 
     /// Merge another histogram into this one (e.g. all threads of a generator).
     pub fn merge(&mut self, other: &LatencyHistogram) {
-        let Some(oh) = &other.hist else { return };
-        let h = self.hist.get_or_insert_with(|| {
-            Histogram::new_with_bounds(1, HIGHEST_NS, 2).expect("valid histogram bounds")
-        });
-        // Same bounds on both sides: adding cannot fail.
-        let _ = h.add(oh);
+        if other.count == 0 {
+            return;
+        }
+        let (a, b) = (&self.buckets, &other.buckets);
+        let mut merged = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            if j == b.len() || (i < a.len() && a[i].0 < b[j].0) {
+                merged.push(a[i]);
+                i += 1;
+            } else if i == a.len() || b[j].0 < a[i].0 {
+                merged.push(b[j]);
+                j += 1;
+            } else {
+                merged.push((a[i].0, a[i].1 + b[j].1));
+                i += 1;
+                j += 1;
+            }
+        }
+        self.buckets = merged;
         if self.count == 0 || other.min < self.min {
             self.min = other.min;
         }
@@ -64,12 +103,25 @@ impl LatencyHistogram {
         self.sum += other.sum;
     }
 
-    /// A percentile (0..=100), never outside [min, max].
+    /// A percentile (0..=100), never outside [min, max]: HDR's `value_at_quantile`, the
+    /// highest value of the bucket where the running count reaches ⌈q·count⌉ (the lowest
+    /// for q = 0).
     pub fn percentile(&self, q: f64) -> u64 {
-        match &self.hist {
-            Some(h) if self.count > 0 => h.value_at_quantile(q / 100.0).clamp(self.min, self.max),
-            _ => 0,
+        if self.count == 0 {
+            return 0;
         }
+        let quantile = (q / 100.0).min(1.0);
+        let target = ((quantile * self.count as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for &(key, n) in &self.buckets {
+            seen += n;
+            if seen >= target {
+                let (lo, hi) = bucket_range(key);
+                let v = if quantile == 0.0 { lo } else { hi };
+                return v.clamp(self.min, self.max);
+            }
+        }
+        self.max
     }
 
     pub fn summary(&self) -> LatencySummary {
@@ -106,6 +158,36 @@ mod tests {
         assert_eq!(s.mean, 500_500);
         for (p, want) in [(s.p50, 500_000.0), (s.p90, 900_000.0), (s.p99, 990_000.0)] {
             assert!((p as f64 - want).abs() / want < 0.01, "{p} vs {want}");
+        }
+    }
+
+    /// Same percentiles as the hdrhistogram crate with the bounds the dense histogram had
+    /// (1 ns..100 s, two significant digits), over spreads from ns to seconds.
+    #[test]
+    fn percentiles_equal_hdrhistogram() {
+        let mut rng = crate::sim::SimRng::new(3);
+        for spread in [100u64, 10_000, 3_000_000, 90_000_000_000] {
+            let mut ours = LatencyHistogram::default();
+            let mut parts = [LatencyHistogram::default(), LatencyHistogram::default()];
+            let mut hdr =
+                hdrhistogram::Histogram::<u32>::new_with_bounds(1, HIGHEST_NS, 2).unwrap();
+            for i in 0..5000 {
+                let v = rng.below(spread) + rng.below(50);
+                ours.record(v);
+                parts[i % 2].record(v);
+                hdr.saturating_record(v.clamp(1, HIGHEST_NS));
+            }
+            parts[0].merge(&parts[1].clone());
+            for q in [0.0, 1.0, 25.0, 50.0, 90.0, 95.0, 99.0, 99.9, 100.0] {
+                let want = hdr.value_at_quantile(q / 100.0).clamp(ours.min, ours.max);
+                assert_eq!(ours.percentile(q), want, "spread {spread} q {q}");
+                assert_eq!(
+                    parts[0].percentile(q),
+                    want,
+                    "merged, spread {spread} q {q}"
+                );
+            }
+            assert_eq!(parts[0].summary(), ours.summary());
         }
     }
 

@@ -10,6 +10,7 @@ use crate::kernel::sched::{TaskState, ThreadCounts};
 use crate::kernel::uclamp::{Sysctl, UclampOps};
 use crate::kernel::Kernel;
 use crate::platform::{IdleState, Opp};
+use crate::sim::RunStats;
 use crate::workload::gen::Generator;
 use serde::Serialize;
 use serde_json::json;
@@ -154,8 +155,10 @@ pub struct Results {
     /// Whether EAS ran, and the placement and balancing counters.
     pub eas_enabled: bool,
     pub balance: BalanceStats,
-    /// Events the engine handled.
+    /// Events the engine handled (useful work).
     pub sim_events: u64,
+    /// Events popped and ignored because a generation counter had cancelled them.
+    pub sim_events_stale: u64,
     /// Host time the simulation took (0 with `--reproducible`, so results compare byte for
     /// byte).
     pub wall_ns: u64,
@@ -163,7 +166,7 @@ pub struct Results {
 
 impl Results {
     /// Collect the results from a kernel whose books were closed at `end`.
-    pub fn collect(k: &Kernel, seed: u64, end: u64, sim_events: u64, wall_ns: u64) -> Results {
+    pub fn collect(k: &Kernel, seed: u64, end: u64, events: RunStats, wall_ns: u64) -> Results {
         let live = |t: &crate::kernel::sched::Task| (t.state != TaskState::Dead).then_some(t.se);
         let tasks: Vec<TaskResult> = k
             .tasks
@@ -312,7 +315,8 @@ impl Results {
             cgroups,
             eas_enabled: k.lb.eas,
             balance: k.lb.stats,
-            sim_events,
+            sim_events: events.handled,
+            sim_events_stale: events.stale,
             wall_ns,
         }
     }

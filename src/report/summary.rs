@@ -112,6 +112,6 @@ pub fn summary(r: &Results) -> String {
     if let Some(w) = &r.workload_metrics {
         let _ = writeln!(s, "workload: {w}");
     }
-    let _ = writeln!(s, "{} events", r.sim_events);
+    let _ = writeln!(s, "{} events ({} stale)", r.sim_events, r.sim_events_stale);
     s
 }

@@ -13,20 +13,42 @@ pub type Time = u64;
 /// A model driven by the engine: it handles one event at a time and may schedule more.
 pub trait Model {
     type Event: Copy;
-    /// Handle `event` at time `now`.
-    fn handle(&mut self, now: Time, event: Self::Event, queue: &mut EventQueue<Self::Event>);
+    /// Handle `event` at time `now`. Returns false if the event was stale (cancelled by a
+    /// generation counter since it was scheduled) and so did nothing.
+    fn handle(
+        &mut self,
+        now: Time,
+        event: Self::Event,
+        queue: &mut EventQueue<Self::Event>,
+    ) -> bool;
+}
+
+/// What a run popped from the queue.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Events the model acted on.
+    pub handled: u64,
+    /// Events popped that the model ignored as cancelled.
+    pub stale: u64,
+    /// The time of the last event popped.
+    pub last: Time,
 }
 
 /// Run `model` until the queue is empty or the next event lies beyond `until`.
-/// Returns the number of events handled and the time of the last one.
-pub fn run<M: Model>(model: &mut M, queue: &mut EventQueue<M::Event>, until: Time) -> (u64, Time) {
-    let mut handled = 0u64;
-    let mut last = 0;
+pub fn run<M: Model>(model: &mut M, queue: &mut EventQueue<M::Event>, until: Time) -> RunStats {
+    let mut stats = RunStats::default();
     while let Some((time, event)) = queue.pop_before(until) {
-        debug_assert!(time >= last, "time went back: {time} < {last}");
-        last = time;
-        model.handle(time, event, queue);
-        handled += 1;
+        debug_assert!(
+            time >= stats.last,
+            "time went back: {time} < {}",
+            stats.last
+        );
+        stats.last = time;
+        if model.handle(time, event, queue) {
+            stats.handled += 1;
+        } else {
+            stats.stale += 1;
+        }
     }
-    (handled, last)
+    stats
 }

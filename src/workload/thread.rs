@@ -57,12 +57,13 @@ pub struct UserCtx<'a> {
     pub user: &'a mut UserSpace,
 }
 
-/// User-space state that threads share: the use case's start, shared timers, semaphore
-/// counts, and thread and fork numbering.
+/// User-space state that threads share: the use case's start, shared timers, semaphores
+/// (their mutex and condition, and counts), and thread and fork numbering.
 #[derive(Debug, Clone)]
 pub struct UserSpace {
     t_zero: Option<u64>,
     timers: Vec<TimerState>,
+    sems: Vec<(usize, usize)>,
     sem_counts: Vec<u64>,
     next_index: u32,
     /// Per task: fork requests made (for the limit) and forked threads named.
@@ -84,7 +85,16 @@ impl UserSpace {
     pub fn new(workload: &Workload) -> UserSpace {
         UserSpace {
             t_zero: None,
-            timers: timer_states(workload),
+            timers: workload
+                .timers
+                .iter()
+                .map(|t| TimerState::new(t.absolute))
+                .collect(),
+            sems: workload
+                .semaphores
+                .iter()
+                .map(|s| (s.mutex, s.cond))
+                .collect(),
             sem_counts: vec![0; workload.semaphores.len()],
             next_index: 0,
             fork_requests: vec![0; workload.tasks.len()],
@@ -124,16 +134,33 @@ impl UserSpace {
     }
 }
 
-fn timer_states(workload: &Workload) -> Vec<TimerState> {
-    workload
-        .timers
-        .iter()
-        .map(|t| TimerState {
+impl TimerState {
+    fn new(absolute: bool) -> TimerState {
+        TimerState {
             armed: false,
             t_next: 0,
-            relative: !t.absolute,
+            relative: !absolute,
+        }
+    }
+}
+
+/// Fresh copies of the `unique` timers that `task`'s phases use, sorted by timer index: a
+/// thread's timer state is sized by its own program, not by the workload's timer count.
+fn own_timers(workload: &Workload, task: usize) -> Vec<(usize, TimerState)> {
+    let mut own: Vec<(usize, TimerState)> = workload.tasks[task]
+        .phases
+        .iter()
+        .flat_map(|p| &p.events)
+        .filter_map(|e| match *e {
+            Event::Timer { timer, .. } if workload.timers[timer].unique_to.is_some() => {
+                Some((timer, TimerState::new(workload.timers[timer].absolute)))
+            }
+            _ => None,
         })
-        .collect()
+        .collect();
+    own.sort_by_key(|t| t.0);
+    own.dedup_by_key(|t| t.0);
+    own
 }
 
 /// One row of an rt-app thread log: one phase iteration. Times in µs, rounded as rt-app
@@ -297,10 +324,6 @@ pub struct Thread {
     task_util: (Option<i32>, Option<i32>),
     task_taskgroup: Option<usize>,
     task_latency_nice: Option<i32>,
-    /// Per workload timer: whether this thread has its own copy.
-    timer_unique: Vec<bool>,
-    /// Per semaphore: its mutex and condition.
-    sems: Vec<(usize, usize)>,
     run_capacity: u64,
     /// rt-app's ns per calibration loop, for the log's `perf`.
     p_load: u64,
@@ -316,7 +339,9 @@ pub struct Thread {
     outbox: Outbox,
     pending: Pending,
     t_first: u64,
-    local_timers: Vec<TimerState>,
+    /// The thread's own copies of the `unique` timers its phases use, by timer index
+    /// (sorted); the other timers are shared, in `UserSpace`.
+    own_timers: Vec<(usize, TimerState)>,
 
     // The attributes this thread last set (or inherited).
     default_affinity: CpuSet,
@@ -369,16 +394,6 @@ impl Thread {
             task_util: (spec.util_min, spec.util_max),
             task_taskgroup: spec.taskgroup,
             task_latency_nice: spec.latency_nice,
-            timer_unique: workload
-                .timers
-                .iter()
-                .map(|t| t.unique_to.is_some())
-                .collect(),
-            sems: workload
-                .semaphores
-                .iter()
-                .map(|s| (s.mutex, s.cond))
-                .collect(),
             run_capacity,
             p_load: match workload.global.calibration {
                 Calibration::LoopNs(ns) => ns.max(1),
@@ -395,7 +410,7 @@ impl Thread {
             outbox: Outbox::new(),
             pending: Pending::None,
             t_first: 0,
-            local_timers: timer_states(workload),
+            own_timers: own_timers(workload, task),
             default_affinity: all,
             cur_affinity: all,
             cur_params: spec.params,
@@ -567,7 +582,7 @@ impl Thread {
                 self.activations += 1;
             }
             Pending::SemWaitCheck { sem } => {
-                let (mutex, cond) = self.sems[sem];
+                let (mutex, cond) = ctx.user.sems[sem];
                 let count = &mut ctx.user.sem_counts[sem];
                 if *count > 0 {
                     *count -= 1;
@@ -580,7 +595,7 @@ impl Thread {
                 }
             }
             Pending::SemPostLocked { sem } => {
-                let (mutex, cond) = self.sems[sem];
+                let (mutex, cond) = ctx.user.sems[sem];
                 ctx.user.sem_counts[sem] += 1;
                 self.outbox.push(Syscall::CondSignal(cond), Pending::None);
                 self.outbox.push(Syscall::MutexUnlock(mutex), Pending::None);
@@ -741,11 +756,11 @@ impl Thread {
             }
             Event::IoRun { service_ns, .. } => (Syscall::Io { service_ns }, Pending::None),
             Event::SemPost { sem } => (
-                Syscall::MutexLock(self.sems[sem].0),
+                Syscall::MutexLock(ctx.user.sems[sem].0),
                 Pending::SemPostLocked { sem },
             ),
             Event::SemWait { sem } => (
-                Syscall::MutexLock(self.sems[sem].0),
+                Syscall::MutexLock(ctx.user.sems[sem].0),
                 Pending::SemWaitCheck { sem },
             ),
             Event::Send { chan, bytes } => (Syscall::Send { chan, bytes }, Pending::None),
@@ -758,10 +773,9 @@ impl Thread {
     /// rt-app's `rtapp_timer` event.
     fn timer(&mut self, timer: usize, period_us: u64, ctx: &mut UserCtx) -> Option<Syscall> {
         let now = ctx.now;
-        let state = if self.timer_unique[timer] {
-            &mut self.local_timers[timer]
-        } else {
-            &mut ctx.user.timers[timer]
+        let state = match self.own_timers.binary_search_by_key(&timer, |t| t.0) {
+            Ok(i) => &mut self.own_timers[i].1,
+            Err(_) => &mut ctx.user.timers[timer],
         };
         if !state.armed {
             state.armed = true;

@@ -6,8 +6,8 @@
 //! `avg_vruntime` is kept as the kernel keeps it: the weighted sum of the waiting entities'
 //! keys (vruntime − min_vruntime) and their summed weight, the running entity added on the
 //! fly. Eligible entities (vruntime ≤ the weighted average) are a prefix of the vruntime
-//! timeline; the pick walks a second timeline ordered by deadline to its first eligible
-//! entity (the kernel's augmented rbtree finds the same entity).
+//! timeline; the pick descends it using each subtree's earliest (deadline, insertion), the
+//! kernel's `min_deadline` augmentation, to the eligible entity with the earliest deadline.
 
 use super::{Fair, Preempt, SeId};
 
@@ -158,11 +158,12 @@ impl Fair {
         if let Some(c) = curr.filter(|&c| self.ses[c].protect) {
             return Some(c);
         }
+        let (avg, load) = self.avg_sums(cfs);
         let best = rq
-            .deadline_timeline
-            .iter()
-            .map(|x| x.2)
-            .find(|&s| self.entity_eligible(cfs, s))
+            .timeline
+            .min_aux_in_prefix(&self.tl_nodes, |s| {
+                avg >= i128::from(self.entity_key(cfs, s)) * load
+            })
             .or_else(|| rq.first());
         match (best, curr) {
             (Some(b), Some(c)) if self.deadline_before(c, b) => Some(c),
@@ -216,21 +217,17 @@ impl Fair {
         e.protect = false;
     }
 
-    /// Debug check: the deadline timeline holds exactly the waiting entities, in order, and
+    /// Debug check: the timeline's augmented keys are the waiting entities' deadlines, and
     /// the avg_vruntime sums match them.
     #[cfg(debug_assertions)]
     pub(super) fn check_eevdf(&self, cfs: usize) {
         let rq = &self.rqs[cfs];
-        debug_assert!(rq
-            .deadline_timeline
-            .windows(2)
-            .all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
-        debug_assert_eq!(rq.deadline_timeline.len(), rq.timeline.len());
-        for &(d, _, se) in &rq.deadline_timeline {
+        for se in self.queued(cfs) {
+            let d = super::timeline::Timeline::aux_of(&self.tl_nodes, se).0;
             debug_assert!(self.ses[se].deadline == d && self.ses[se].on_rq);
         }
         let (mut avg, mut load) = (0i128, 0u64);
-        for se in rq.queued() {
+        for se in self.queued(cfs) {
             let w = self.ses[se].load.weight;
             avg += i128::from(self.entity_key(cfs, se)) * i128::from(w);
             load += w;

@@ -270,8 +270,7 @@ impl Fair {
     /// The last waiting task of `cpu` (timelines walked right to left, groups entered) that
     /// `accept` takes, as `detach_tasks()` walks the tasks from the tail.
     pub fn find_task_rev(&self, cpu: usize, accept: &impl Fn(usize) -> bool) -> Option<usize> {
-        self.rqs[cpu]
-            .queued()
+        self.queued(cpu)
             .rev()
             .find_map(|se| match self.ses[se].my_q {
                 Some(q) => self.find_task_rev(q, accept),
@@ -370,8 +369,8 @@ impl Fair {
             let q = tg.rq[cpu];
             let rq = &self.rqs[q];
             let curr = rq.curr.filter(|&c| self.ses[c].on_rq);
-            let h: u32 = rq
-                .queued()
+            let h: u32 = self
+                .queued(q)
                 .chain(curr)
                 .map(|se| self.ses[se].my_q.map_or(1, |m| self.rqs[m].h_nr_running))
                 .sum();
