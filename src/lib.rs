@@ -28,6 +28,7 @@
 pub mod error;
 pub mod experiment;
 pub mod kernel;
+pub mod output;
 pub mod platform;
 pub mod report;
 pub mod reproduce;
@@ -43,7 +44,6 @@ use platform::Platform;
 use report::plot::{PlotRecorder, Tee};
 use report::Results;
 use sim::{EventQueue, SimRng};
-use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use trace::{EventSelection, Ftrace, Observer, RtappLogs};
@@ -79,12 +79,16 @@ pub struct Outputs {
 pub enum Error {
     #[error(transparent)]
     Input(#[from] InputError),
+    /// An output could not be written (exit code 3).
     #[error("{path}: {source}")]
     Io {
         path: String,
         #[source]
         source: std::io::Error,
     },
+    /// Nothing the user asked for came out (every point of a sweep failed): exit code 1.
+    #[error("{0}")]
+    Failed(String),
 }
 
 impl Error {
@@ -111,12 +115,12 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         .duration_ns
         .or(run.workload.global.duration_ns)
         .unwrap_or(DEFAULT_DURATION_NS);
+    // Every output is staged (output.rs) and put in place only once the run has succeeded.
+    let mut staged_trace = None;
     let trace: Option<Box<dyn Observer>> = match &out.trace {
         Some(path) => {
-            let f = File::create(path).map_err(|e| Error::io(path, e))?;
-            let yml = plat_info_path(path);
-            std::fs::write(&yml, platform::plat_info_yaml(&run.platform))
-                .map_err(|e| Error::io(&yml, e))?;
+            let (staged, f) = output::Staged::file(path).map_err(|e| Error::io(path, e))?;
+            staged_trace = Some(staged);
             Some(Box::new(Ftrace::new(
                 BufWriter::with_capacity(1 << 16, f),
                 run.platform.nr_cpus(),
@@ -124,11 +128,19 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         }
         None => None,
     };
+    let plat_info = out
+        .trace
+        .as_ref()
+        .map(|p| (plat_info_path(p), platform::plat_info_yaml(&run.platform)));
+    let staged_plot = match &out.plot {
+        Some(dir) => Some(output::Staged::dir(dir).map_err(|e| Error::io(dir, e))?),
+        None => None,
+    };
     let mut events = out.trace_events;
-    let observer: Option<Box<dyn Observer>> = match (&out.plot, trace) {
+    let observer: Option<Box<dyn Observer>> = match (&staged_plot, trace) {
         (None, trace) => trace,
         (Some(dir), trace) => {
-            let plot = PlotRecorder::new(dir, &run.platform, duration);
+            let plot = PlotRecorder::new(dir.path(), &run.platform, duration);
             let wanted = PlotRecorder::events();
             events.sched_pelt_se |= wanted.sched_pelt_se;
             events.uclamp_util_se |= wanted.uclamp_util_se;
@@ -142,10 +154,14 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
             }
         }
     };
-    let logs = match &out.rtapp_logs {
+    let staged_logs = match &out.rtapp_logs {
+        Some(dir) => Some(output::Staged::dir(dir).map_err(|e| Error::io(dir, e))?),
+        None => None,
+    };
+    let logs = match &staged_logs {
         Some(dir) => Some(
-            RtappLogs::new(dir, &run.workload.global.log_basename)
-                .map_err(|e| Error::io(dir, e))?,
+            RtappLogs::new(dir.path(), &run.workload.global.log_basename)
+                .map_err(|e| Error::io(dir.target(), e))?,
         ),
         None => None,
     };
@@ -173,6 +189,17 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
     }
     if let Some(dir) = &out.rtapp_logs {
         logs_done.map_err(|e| Error::io(dir, e))?;
+    }
+    // The outputs are complete: put them in place, the trace's plat_info.yml last.
+    for staged in [staged_trace, staged_logs, staged_plot]
+        .into_iter()
+        .flatten()
+    {
+        let target = staged.target().to_path_buf();
+        staged.commit().map_err(|e| Error::io(&target, e))?;
+    }
+    if let Some((yml, text)) = plat_info {
+        output::write_atomic(&yml, text.as_bytes()).map_err(|e| Error::io(&yml, e))?;
     }
     let wall = if run.reproducible {
         0

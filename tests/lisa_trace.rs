@@ -4,18 +4,11 @@
 
 mod common;
 use common::*;
-use std::path::PathBuf;
 use std::process::Command;
-
-fn lisa_python() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/lisa-venv/bin/python");
-    p.exists().then_some(p)
-}
 
 #[test]
 fn lisa_reads_the_trace_and_agrees_with_the_results() {
     let Some(python) = lisa_python() else {
-        eprintln!("SKIPPED: LISA is not installed (run scripts/install-lisa.sh)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
