@@ -34,13 +34,46 @@ impl InputError {
     }
 }
 
+/// `s` with its control characters escaped (`\n`, `\u{1b}`), so that a message is one line
+/// whatever a file's keys and values hold.
+struct OneLine<'a>(&'a str);
+
+impl fmt::Display for OneLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_debug())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "{}: {}: expected {}, found {}",
-            self.file, self.place, self.expected, self.found
+            OneLine(&self.file),
+            OneLine(&self.place),
+            OneLine(&self.expected),
+            OneLine(&self.found)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_is_one_line_whatever_it_quotes() {
+        let e = InputError::new("w.json", "tasks.a\nb", "a task", "`x\ty\r\u{1b}[31m`");
+        let line = e.to_string();
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert!(line.contains("tasks.a\\nb"), "{line}");
     }
 }
 

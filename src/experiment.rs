@@ -42,6 +42,14 @@ use crate::{simulate, Error, Outputs, Run};
 use std::path::{Path, PathBuf};
 use toml::Value;
 
+/// The longest simulated time a run may take: 10^6 s (11.6 days). A busy workload simulates
+/// at a few million events per host second, so this is hours of host time already; u64
+/// nanoseconds would allow 584 years.
+pub const MAX_DURATION_NS: u64 = 1_000_000 * 1_000_000_000;
+
+/// The most seeds (runs) an experiment or a comparison runs: 1000, as `compare --runs`.
+pub const MAX_RUNS: u64 = 1000;
+
 /// `10s`, `500ms`, `250us`, `1000ns`, or plain seconds; `source` names the file or option.
 pub fn parse_duration(s: &str, source: &str, place: &str) -> Result<u64, InputError> {
     let bad = || {
@@ -59,7 +67,15 @@ pub fn parse_duration(s: &str, source: &str, place: &str) -> Result<u64, InputEr
         .unwrap_or((t, 1e9));
     let v: f64 = num.trim().parse().map_err(|_| bad())?;
     let ns = v * scale;
-    if !(1.0..1e19).contains(&ns) {
+    if ns > MAX_DURATION_NS as f64 {
+        return Err(InputError::new(
+            source,
+            place,
+            "a time of at most 1000000s (the longest run schedlab simulates)",
+            format!("`{s}`"),
+        ));
+    }
+    if !(ns >= 1.0) {
         return Err(bad());
     }
     Ok(ns as u64)
@@ -153,7 +169,9 @@ fn parse_toml(text: &str, file: &str) -> Result<toml::Table, InputError> {
             }
             None => "document".to_string(),
         };
-        InputError::new(file, place, "TOML", e.message().trim().to_string())
+        // The parser's message may span lines: fold it into the one line of the error.
+        let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+        InputError::new(file, place, "TOML", message)
     })
 }
 
@@ -254,9 +272,19 @@ impl Reader<'_> {
             Some("seed") => vec![uint(&t["seed"], "seed")?],
             Some("runs") => match uint(&t["runs"], "runs")? {
                 0 => return Err(self.err("runs", "at least 1", "0")),
+                n if n > MAX_RUNS => {
+                    return Err(self.err("runs", format!("at most {MAX_RUNS}"), n.to_string()))
+                }
                 n => (0..n).collect(),
             },
             _ => match &t["seeds"] {
+                Value::Array(a) if a.len() as u64 > MAX_RUNS => {
+                    return Err(self.err(
+                        "seeds",
+                        format!("at most {MAX_RUNS} seeds"),
+                        format!("{} seeds", a.len()),
+                    ))
+                }
                 Value::Array(a) if !a.is_empty() => a
                     .iter()
                     .enumerate()
@@ -917,7 +945,37 @@ impl Experiment {
                 }
             })?;
         }
+        let end = self.duration();
+        if let Some(w) = variant.timed_writes.iter().find(|w| w.at_ns >= end) {
+            let (file, place) = match self
+                .settings
+                .iter()
+                .rev()
+                .find(|s| s.at_ns == Some(w.at_ns) && s.key == w.target.key())
+            {
+                Some(s) if !s.place.starts_with("--") => (self.file.clone(), s.place.clone()),
+                Some(s) => (s.place.clone(), s.key.clone()),
+                None => ("--set-at".to_string(), w.target.key()),
+            };
+            return Err(InputError::new(
+                file,
+                place,
+                format!(
+                    "a time before the end of the run ({} s), or the write never happens",
+                    end as f64 / 1e9
+                ),
+                format!("{} s", w.at_ns as f64 / 1e9),
+            ));
+        }
         Ok((platform, variant))
+    }
+
+    /// The simulated time of a run: the experiment's duration, the workload's
+    /// `global.duration`, else 10 s.
+    pub fn duration(&self) -> u64 {
+        self.duration_ns
+            .or(self.workload.global.duration_ns)
+            .unwrap_or(crate::DEFAULT_DURATION_NS)
     }
 
     /// Simulate with `seed`: the results carry each workload's own metric (under its name
@@ -941,13 +999,26 @@ impl Experiment {
 /// Run every side over `seeds`, all runs in parallel; the results are in side and seed order
 /// and do not depend on the number of threads (each run is independent and deterministic).
 pub fn run_sides(sides: &[Experiment], seeds: &[u64]) -> Result<Vec<Vec<Results>>, Error> {
+    run_sides_with(sides, seeds, &|| {})
+}
+
+/// `run_sides`, calling `tick` after each run (a progress bar).
+pub fn run_sides_with(
+    sides: &[Experiment],
+    seeds: &[u64],
+    tick: &(dyn Fn() + Sync),
+) -> Result<Vec<Vec<Results>>, Error> {
     use rayon::prelude::*;
     let jobs: Vec<(usize, u64)> = (0..sides.len())
         .flat_map(|s| seeds.iter().map(move |&seed| (s, seed)))
         .collect();
     let results: Vec<Results> = jobs
         .par_iter()
-        .map(|&(s, seed)| sides[s].run(seed, true, &Outputs::default()))
+        .map(|&(s, seed)| {
+            let r = sides[s].run(seed, true, &Outputs::default());
+            tick();
+            r
+        })
         .collect::<Result<_, _>>()?;
     let mut results = results.into_iter();
     Ok(sides

@@ -28,6 +28,7 @@
 pub mod error;
 pub mod experiment;
 pub mod kernel;
+pub mod output;
 pub mod platform;
 pub mod replay;
 pub mod report;
@@ -44,7 +45,6 @@ use platform::Platform;
 use report::plot::{PlotRecorder, Tee};
 use report::Results;
 use sim::{EventQueue, SimRng};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use trace::{Dat, EventSelection, Ftrace, Observer, RtappLogs, TraceFormat};
 use workload::Workload;
@@ -83,12 +83,16 @@ pub struct Outputs {
 pub enum Error {
     #[error(transparent)]
     Input(#[from] InputError),
+    /// An output could not be written (exit code 3).
     #[error("{path}: {source}")]
     Io {
         path: String,
         #[source]
         source: std::io::Error,
     },
+    /// Nothing the user asked for came out (every point of a sweep failed): exit code 1.
+    #[error("{0}")]
+    Failed(String),
 }
 
 impl Error {
@@ -115,22 +119,18 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
         .duration_ns
         .or(run.workload.global.duration_ns)
         .unwrap_or(DEFAULT_DURATION_NS);
+    // Every output is staged (output.rs) and put in place only once the run has succeeded.
+    let mut staged_trace = None;
     let trace: Option<Box<dyn Observer>> = match &out.trace {
         Some(path) => {
-            let f = File::create(path).map_err(|e| Error::io(path, e))?;
-            let yml = plat_info_path(path);
-            let info = platform::RunInfo::new(
-                &run.platform,
-                &run.variant,
-                run.workload.global.calibration,
-            );
-            std::fs::write(&yml, platform::run_plat_info_yaml(&run.platform, &info))
-                .map_err(|e| Error::io(&yml, e))?;
+            let (staged, f) = output::Staged::file(path).map_err(|e| Error::io(path, e))?;
             let nr_cpus = run.platform.nr_cpus();
             let trace: Box<dyn Observer> = match out.trace_format.of(path) {
                 TraceFormat::Dat => {
+                    // The .dat writer reopens its (staged) file and writes its page files
+                    // beside it.
                     drop(f);
-                    Box::new(Dat::new(path, nr_cpus))
+                    Box::new(Dat::new(staged.path(), nr_cpus))
                 }
                 _ => Box::new(Ftrace::with_options(
                     f,
@@ -139,18 +139,31 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
                     out.trace_counters,
                 )),
             };
+            staged_trace = Some(staged);
             Some(trace)
         }
+        None => None,
+    };
+    let plat_info = out.trace.as_ref().map(|p| {
+        let info =
+            platform::RunInfo::new(&run.platform, &run.variant, run.workload.global.calibration);
+        (
+            plat_info_path(p),
+            platform::run_plat_info_yaml(&run.platform, &info),
+        )
+    });
+    let staged_plot = match &out.plot {
+        Some(dir) => Some(output::Staged::dir(dir).map_err(|e| Error::io(dir, e))?),
         None => None,
     };
     let mut events = out.trace_events;
     if out.trace.is_some() && out.trace_counters {
         events = events.with_counter_sources();
     }
-    let observer: Option<Box<dyn Observer>> = match (&out.plot, trace) {
+    let observer: Option<Box<dyn Observer>> = match (&staged_plot, trace) {
         (None, trace) => trace,
         (Some(dir), trace) => {
-            let plot = PlotRecorder::new(dir, &run.platform, duration);
+            let plot = PlotRecorder::new(dir.path(), &run.platform, duration);
             let wanted = PlotRecorder::events();
             events.sched_pelt_se |= wanted.sched_pelt_se;
             events.uclamp_util_se |= wanted.uclamp_util_se;
@@ -164,10 +177,14 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
             }
         }
     };
-    let logs = match &out.rtapp_logs {
+    let staged_logs = match &out.rtapp_logs {
+        Some(dir) => Some(output::Staged::dir(dir).map_err(|e| Error::io(dir, e))?),
+        None => None,
+    };
+    let logs = match &staged_logs {
         Some(dir) => Some(
-            RtappLogs::new(dir, &run.workload.global.log_basename)
-                .map_err(|e| Error::io(dir, e))?,
+            RtappLogs::new(dir.path(), &run.workload.global.log_basename)
+                .map_err(|e| Error::io(dir.target(), e))?,
         ),
         None => None,
     };
@@ -199,6 +216,17 @@ pub fn simulate(run: Run, out: &Outputs) -> Result<Results, Error> {
     }
     if let Some(dir) = &out.rtapp_logs {
         logs_done.map_err(|e| Error::io(dir, e))?;
+    }
+    // The outputs are complete: put them in place, the trace's plat_info.yml last.
+    for staged in [staged_trace, staged_logs, staged_plot]
+        .into_iter()
+        .flatten()
+    {
+        let target = staged.target().to_path_buf();
+        staged.commit().map_err(|e| Error::io(&target, e))?;
+    }
+    if let Some((yml, text)) = plat_info {
+        output::write_atomic(&yml, text.as_bytes()).map_err(|e| Error::io(&yml, e))?;
     }
     let wall = if run.reproducible {
         0

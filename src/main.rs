@@ -1,5 +1,5 @@
 //! The `schedlab` command line: parse, call the library, print. Exit codes: 0 success,
-//! 2 invalid input, 1 internal error.
+//! 2 invalid input, 3 an output could not be written, 1 internal error.
 
 use clap::{Parser, Subcommand};
 use schedlab::error::InputError;
@@ -40,6 +40,12 @@ enum Command {
     /// Run the bundled reproductions of the seeds' result tables (experiments/*.toml with a
     /// [reproduce] table), all or the one named, and print ours beside the seed's.
     Reproduce(ReproduceArgs),
+    /// List the switches `--set` takes (those whose key contains PATTERN): default, type,
+    /// values and meaning.
+    Switches {
+        /// Part of a key, e.g. `uclamp` or `kernel.`.
+        pattern: Option<String>,
+    },
     /// Validate a workload without simulating it.
     Check {
         /// Experiment file (.toml), rt-app JSON file, or - for standard input.
@@ -105,6 +111,9 @@ struct CompareArgs {
     /// Make the first warning (a key rt-app ignores, a resume of nobody) an error.
     #[arg(long)]
     strict: bool,
+    /// Also print Min, Max and CoeffVar rows per metric, as mmtests' compare-kernels does.
+    #[arg(long)]
+    stats: bool,
 }
 
 #[derive(clap::Args)]
@@ -169,7 +178,7 @@ struct RunArgs {
     /// global.duration, else 10s).
     #[arg(long)]
     duration: Option<String>,
-    /// cpufreq governor: performance or powersave.
+    /// cpufreq governor: schedutil, performance, powersave, ondemand or conservative.
     #[arg(long)]
     governor: Option<String>,
     /// A kernel switch KEY=VALUE (repeatable), e.g. config.HZ=1000,
@@ -347,10 +356,14 @@ fn compare(args: CompareArgs) -> Result<(), Error> {
         None if sides[0].seeds.len() > 1 => sides[0].seeds.clone(),
         None => (0..5).collect(),
     };
-    let results = experiment::run_sides(&sides, &seeds)?;
+    let bar = progress((sides.len() * seeds.len()) as u64);
+    let results = experiment::run_sides_with(&sides, &seeds, &|| bar.inc(1));
+    bar.finish_and_clear();
+    let results = results?;
     let named: Vec<(String, Vec<schedlab::report::Results>)> =
         sides.iter().map(|s| s.name.clone()).zip(results).collect();
     let mut cmp = schedlab::report::compare::compare(&named);
+    cmp.stats = args.stats;
     if !args.metric.is_empty() {
         cmp.metrics.retain(|m| {
             let leaf = m.metric.rsplit('.').next().unwrap_or(&m.metric);
@@ -393,11 +406,21 @@ fn output(
     Ok(())
 }
 
+/// Written under a temporary name and renamed into place (`output.rs`).
 fn write_file(path: &std::path::Path, text: &str) -> Result<(), Error> {
-    std::fs::write(path, text).map_err(|e| Error::Io {
+    schedlab::output::write_atomic(path, text.as_bytes()).map_err(|e| Error::Io {
         path: path.display().to_string(),
         source: e,
     })
+}
+
+/// A progress bar on standard error when it is a terminal; hidden otherwise.
+fn progress(len: u64) -> indicatif::ProgressBar {
+    if std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::new(len)
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
 }
 
 fn sweep(args: SweepArgs) -> Result<(), Error> {
@@ -422,6 +445,7 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
                 .map(|p| sweep::parse_param(p))
                 .collect::<Result<Vec<_>, _>>()?
         };
+        sweep::validate(&exp, &params)?;
         let shard = args
             .shard
             .as_deref()
@@ -436,11 +460,7 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
             params,
             shard,
         };
-        let bar = if std::io::stderr().is_terminal() {
-            indicatif::ProgressBar::new(spec.len() as u64)
-        } else {
-            indicatif::ProgressBar::hidden()
-        };
+        let bar = progress(spec.len() as u64);
         let points = sweep::run(&spec, &|| bar.inc(1));
         bar.finish_and_clear();
         let stem = match args.shard {
@@ -466,9 +486,13 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 if name.starts_with("points") && name.ends_with(".json") {
-                    let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
-                        path: path.display().to_string(),
-                        source: e,
+                    let text = std::fs::read_to_string(&path).map_err(|e| {
+                        InputError::new(
+                            path.display().to_string(),
+                            "the file",
+                            "a readable points JSON",
+                            e.to_string(),
+                        )
                     })?;
                     let points: Vec<sweep::Point> = serde_json::from_str(&text).map_err(|e| {
                         InputError::new(
@@ -481,6 +505,19 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
                     shards.push(points);
                 }
             }
+        }
+        if shards.is_empty() {
+            return Err(InputError::new(
+                "--merge",
+                args.merge
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                "points*.json files written by `schedlab sweep`",
+                "none",
+            )
+            .into());
         }
         (sweep::merge(shards), "points".to_string())
     };
@@ -497,6 +534,22 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
     );
     for p in points.iter().filter(|p| p.status != "ok") {
         eprintln!("schedlab: point {} {:?}: {}", p.index, p.params, p.status);
+    }
+    if failed > 0 && failed == points.len() {
+        let first = &points[0];
+        if points.iter().all(|p| p.input_error) {
+            return Err(InputError::new(
+                "sweep",
+                format!("every one of the {failed} points"),
+                "a point that runs",
+                first.status.clone(),
+            )
+            .into());
+        }
+        return Err(Error::Failed(format!(
+            "every one of the {failed} points failed; the first: {}",
+            first.status
+        )));
     }
     Ok(())
 }
@@ -561,18 +614,46 @@ fn reproduce(args: ReproduceArgs) -> Result<(), Error> {
     });
     let all = schedlab::reproduce::bundled(&dir, args.name.as_deref())?;
     let mut outcomes = Vec::new();
+    let bar = progress(all.len() as u64);
     for r in &all {
+        bar.set_message(r.experiment.name.clone());
         let o = r.run(args.quick)?;
+        bar.inc(1);
         if args.json.as_deref() != Some("-") {
-            println!("{}", schedlab::reproduce::render(&o));
+            bar.suspend(|| println!("{}", schedlab::reproduce::render(&o)));
         }
         outcomes.push(o);
     }
+    bar.finish_and_clear();
     let json = serde_json::to_string_pretty(&outcomes).expect("outcomes serialise");
     match args.json.as_deref() {
         Some("-") => println!("{json}"),
         Some(path) => write_file(std::path::Path::new(path), &(json + "\n"))?,
         None => {}
+    }
+    Ok(())
+}
+
+/// `schedlab switches [PATTERN]`: the registry (`kernel/variant.rs`) as a table.
+fn switches(pattern: Option<&str>) -> Result<(), Error> {
+    let all = schedlab::kernel::variant::switches();
+    let shown: Vec<_> = all
+        .iter()
+        .filter(|s| pattern.is_none_or(|p| s.key.contains(p)))
+        .collect();
+    if shown.is_empty() {
+        let p = pattern.unwrap_or_default();
+        let expected = match schedlab::kernel::variant::suggest(p) {
+            Some(near) => format!("part of a switch's key (did you mean `{near}`?)"),
+            None => "part of a switch's key".to_string(),
+        };
+        return Err(InputError::new("switches", "PATTERN", expected, format!("`{p}`")).into());
+    }
+    for s in shown {
+        println!(
+            "{}\n    default {}; {} in {}\n    {}",
+            s.key, s.default, s.kind, s.range, s.meaning
+        );
     }
     Ok(())
 }
@@ -593,6 +674,7 @@ fn main() -> ExitCode {
             Ok(false) => return ExitCode::from(2),
             Err(e) => Err(e),
         },
+        Command::Switches { pattern } => switches(pattern.as_deref()),
         Command::Platforms { name: None } => {
             for n in preset_names() {
                 let p = preset(n).expect("every preset name has a preset");
@@ -611,6 +693,10 @@ fn main() -> ExitCode {
         Err(Error::Input(e)) => {
             eprintln!("schedlab: {e}");
             ExitCode::from(2)
+        }
+        Err(e @ Error::Io { .. }) => {
+            eprintln!("schedlab: cannot write {e}");
+            ExitCode::from(3)
         }
         Err(e) => {
             eprintln!("schedlab: {e}");

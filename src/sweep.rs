@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 /// One point of the grid and what it gave.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Point {
+    /// The format version of this JSON (`schema/results.schema.json`).
+    #[serde(default = "schema_version")]
+    pub schema_version: u32,
     /// Index in the whole grid (row-major over the parameters in the order given).
     pub index: usize,
     /// KEY → VALUE of this point.
@@ -22,6 +25,13 @@ pub struct Point {
     pub metrics: BTreeMap<String, f64>,
     /// "ok", or the error that stopped this point.
     pub status: String,
+    /// Whether that error was the input's (exit code 2 when every point has one).
+    #[serde(skip)]
+    pub input_error: bool,
+}
+
+fn schema_version() -> u32 {
+    crate::report::compare::SCHEMA_VERSION
 }
 
 /// `KEY=V1,V2,…`.
@@ -52,6 +62,37 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), InputError> {
         return Err(bad());
     }
     Ok((i, n))
+}
+
+/// The most points a sweep's grid may have: 100,000 (a Slurm array's default
+/// `MaxArraySize` is 1001 jobs; a hundred thousand runs is days of a cluster already).
+pub const MAX_POINTS: u64 = 100_000;
+
+/// Check the grid's size and every point's switches (each key and value, and their
+/// combination, as the kernel would take the writes) before any point runs, so a mistake
+/// stops the sweep at once with exit code 2.
+pub fn validate(
+    experiment: &Experiment,
+    params: &[(String, Vec<String>)],
+) -> Result<(), InputError> {
+    let size = params
+        .iter()
+        .fold(1u64, |n, (_, vs)| n.saturating_mul(vs.len() as u64));
+    if size > MAX_POINTS {
+        return Err(InputError::new(
+            "--param",
+            "the grid",
+            format!("at most {MAX_POINTS} points"),
+            format!("{size} points"),
+        ));
+    }
+    for point in grid(params) {
+        let mut e = experiment.clone();
+        for (k, v) in &point {
+            e.set(&format!("{k}={v}"), "--param")?;
+        }
+    }
+    Ok(())
 }
 
 /// The grid's points: every combination of the parameters' values.
@@ -113,25 +154,28 @@ pub fn run(sweep: &Sweep, tick: &(dyn Fn() + Sync)) -> Vec<Point> {
             let result = params
                 .iter()
                 .try_for_each(|(k, v)| point.set(&format!("{k}={v}"), "--param"))
-                .map_err(|e| e.to_string())
-                .and_then(|()| {
-                    point
-                        .run(*seed, true, &Outputs::default())
-                        .map_err(|e| e.to_string())
-                });
+                .map_err(crate::Error::from)
+                .and_then(|()| point.run(*seed, true, &Outputs::default()));
             tick();
-            let (metrics, status) = match result {
+            let (metrics, status, input_error) = match result {
                 Ok(r) => (
                     samples(&r).into_iter().map(|s| (s.name, s.value)).collect(),
                     "ok".into(),
+                    false,
                 ),
-                Err(e) => (BTreeMap::new(), e),
+                Err(e) => (
+                    BTreeMap::new(),
+                    e.to_string(),
+                    matches!(e, crate::Error::Input(_)),
+                ),
             };
             Point {
+                schema_version: schema_version(),
                 index,
                 params,
                 metrics,
                 status,
+                input_error,
             }
         })
         .collect()

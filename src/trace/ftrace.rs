@@ -450,7 +450,7 @@ mod tests {
             None,
             &TraceEvent::SchedOverutilized {
                 overutilized: true,
-                span: 0x3,
+                span: &[0, 1].into_iter().collect(),
             },
         );
         let out = String::from_utf8(f.into_inner().unwrap()).unwrap();

@@ -436,6 +436,11 @@ pub const DEFAULT_MEM_CHASE_NS_PER_HOP: u64 = 100;
 /// rt-app reads integers as C `int`.
 const INT_MAX: i64 = i32::MAX as i64;
 
+/// The most threads a workload's `instance` counts may add up to: 2^20, a million threads, as
+/// a large server runs (v6.1's `PID_MAX_LIMIT` is 4M on 64 bits, `threads-max` lower still on
+/// most machines); more would take the simulator minutes to set up before simulating anything.
+pub const MAX_THREADS: i64 = 1 << 20;
+
 impl Workload {
     /// The threads created at start, in rt-app's creation order: each task's instances in
     /// file order. A thread's rt-app index is its position in this list.

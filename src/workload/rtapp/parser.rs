@@ -163,12 +163,24 @@ impl<'a> Parser<'a> {
                         v,
                         &format!("{place}.instance"),
                         0,
-                        INT_MAX,
+                        MAX_THREADS,
                         "a number of threads",
                     );
                     self.keep(r).unwrap_or(1) as u32
                 }
                 None => 1,
+            };
+            let total: i64 = self.task_instances.iter().map(|&n| i64::from(n)).sum();
+            let instances = if total + i64::from(instances) > MAX_THREADS {
+                let e = self.err(
+                    &format!("{place}.instance"),
+                    format!("at most {MAX_THREADS} threads in all the tasks' instances"),
+                    format!("{}", total + i64::from(instances)),
+                );
+                self.errors.push(e);
+                0
+            } else {
+                instances
             };
             self.task_index
                 .insert(name.clone(), self.task_instances.len());
