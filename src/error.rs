@@ -36,7 +36,7 @@ impl InputError {
 
 /// `s` with its control characters escaped (`\n`, `\u{1b}`), so that a message is one line
 /// whatever a file's keys and values hold.
-struct OneLine<'a>(&'a str);
+pub(crate) struct OneLine<'a>(pub(crate) &'a str);
 
 impl fmt::Display for OneLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -326,7 +326,8 @@ fn every_generator_writes_files_without_warnings() {
     let gen = schedlab::workload::gen::GenCommand::augment_subcommands(clap::Command::new("gen"));
     let names: Vec<&str> = gen.get_subcommands().map(|c| c.get_name()).collect();
     assert!(names.len() >= 8, "{names:?}");
-    for name in names {
+    // `from-trace` needs a trace to read (tests/replay.rs checks what it writes).
+    for name in names.into_iter().filter(|&n| n != "from-trace") {
         let out = schedlab(&["gen", name]);
         assert_eq!(out.status.code(), Some(0), "gen {name}");
         let c = schedlab::workload::check_workload(&String::from_utf8_lossy(&out.stdout), name);

@@ -39,12 +39,17 @@ impl Warning {
     }
 }
 
+use crate::error::OneLine;
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "{}: {}: warning: {} {}",
-            self.file, self.place, self.found, self.effect
+            OneLine(&self.file),
+            OneLine(&self.place),
+            OneLine(&self.found),
+            self.effect
         )?;
         if let Some(s) = &self.suggestion {
             write!(f, "; did you mean {s:?}?")?;
