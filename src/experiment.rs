@@ -894,6 +894,15 @@ impl Experiment {
     }
 
     /// Add a timed write (`--set-at`).
+    /// A `--set-at TIME:KEY=VALUE` item of the command line.
+    pub fn set_at_item(&mut self, item: &str) -> Result<(), InputError> {
+        let (time, pair) = item.split_once(':').ok_or_else(|| {
+            InputError::new("--set-at", item, "TIME:KEY=VALUE", format!("`{item}`"))
+        })?;
+        let at = parse_duration(time, "--set-at", item)?;
+        self.set_at(at, pair, "--set-at")
+    }
+
     pub fn set_at(&mut self, at_ns: u64, pair: &str, source: &str) -> Result<(), InputError> {
         let (k, v) = pair
             .split_once('=')

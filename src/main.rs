@@ -285,16 +285,7 @@ fn run(args: RunArgs) -> Result<(), Error> {
         exp.set(pair, "--set")?;
     }
     for item in &args.set_at {
-        let (time, pair) = item.split_once(':').ok_or_else(|| {
-            InputError::new(
-                "--set-at",
-                item.as_str(),
-                "TIME:KEY=VALUE",
-                format!("`{item}`"),
-            )
-        })?;
-        let at = experiment::parse_duration(time, "--set-at", item)?;
-        exp.set_at(at, pair, "--set-at")?;
+        exp.set_at_item(item)?;
     }
     let trace_events = match args.trace_events.as_deref() {
         Some(list) => EventSelection::parse(list)?,

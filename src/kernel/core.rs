@@ -726,12 +726,6 @@ impl Kernel {
         let current = self.rqs[cpu].curr.map(|c| task_ref(&self.tasks[c]));
         let se = &self.fair.ses[self.tasks[t].se].avg;
         let p = task_ref(&self.tasks[t]);
-        let fields = |a: &SchedAvg| PeltFields {
-            load: a.load_avg,
-            runnable: a.runnable_avg,
-            util: a.util_avg,
-            update_time: a.last_update_time,
-        };
         if sel.sched_pelt_se {
             obs.event(
                 now,
@@ -740,7 +734,7 @@ impl Kernel {
                 &TraceEvent::SchedPeltSe {
                     cpu,
                     p,
-                    avg: fields(se),
+                    avg: pelt_fields(se),
                 },
             );
         }
@@ -798,7 +792,7 @@ impl Kernel {
                 current,
                 &TraceEvent::SchedPeltCfs {
                     cpu,
-                    avg: fields(cfs),
+                    avg: pelt_fields(cfs),
                 },
             );
         }
@@ -996,18 +990,12 @@ impl Kernel {
     /// (`trace_pelt_rt_tp()` / `trace_pelt_dl_tp()` in pelt.c).
     fn trace_pelt_rt_dl(&mut self, cpu: usize, rt: bool, dl: bool, now: Time) {
         let sel = self.events;
-        let fields = |a: &SchedAvg| PeltFields {
-            load: a.load_avg,
-            runnable: a.runnable_avg,
-            util: a.util_avg,
-            update_time: a.last_update_time,
-        };
         if rt && sel.sched_pelt_rt {
-            let avg = fields(&self.rqs[cpu].avg_rt);
+            let avg = pelt_fields(&self.rqs[cpu].avg_rt);
             self.emit(now, cpu, &TraceEvent::SchedPeltRt { cpu, avg });
         }
         if dl && sel.sched_pelt_dl {
-            let avg = fields(&self.rqs[cpu].avg_dl);
+            let avg = pelt_fields(&self.rqs[cpu].avg_dl);
             self.emit(now, cpu, &TraceEvent::SchedPeltDl { cpu, avg });
         }
     }
@@ -1017,14 +1005,8 @@ impl Kernel {
     fn trace_initial_state(&mut self, cpu: usize) {
         self.emit(0, cpu, &TraceEvent::CpuIdle { state: 0, cpu });
         let sel = self.events;
-        let fields = |a: &SchedAvg| PeltFields {
-            load: a.load_avg,
-            runnable: a.runnable_avg,
-            util: a.util_avg,
-            update_time: a.last_update_time,
-        };
         if sel.sched_pelt_cfs {
-            let avg = fields(&self.fair.rqs[cpu].avg);
+            let avg = pelt_fields(&self.fair.rqs[cpu].avg);
             self.emit(0, cpu, &TraceEvent::SchedPeltCfs { cpu, avg });
         }
         self.trace_pelt_rt_dl(cpu, true, true, 0);
@@ -1870,6 +1852,16 @@ pub(super) fn task_ref(t: &Task) -> TaskRef<'_> {
         comm: &t.comm,
         pid: t.pid,
         prio: t.prio(),
+    }
+}
+
+/// A PELT signal as LISA's `sched_pelt_*` events print it.
+fn pelt_fields(a: &SchedAvg) -> PeltFields {
+    PeltFields {
+        load: a.load_avg,
+        runnable: a.runnable_avg,
+        util: a.util_avg,
+        update_time: a.last_update_time,
     }
 }
 

@@ -396,16 +396,7 @@ pub fn replay_report(args: &ReplayArgs) -> Result<fidelity::Report, Error> {
         exp.set(pair, "--set")?;
     }
     for item in &args.set_at {
-        let (time, pair) = item.split_once(':').ok_or_else(|| {
-            InputError::new(
-                "--set-at",
-                item.as_str(),
-                "TIME:KEY=VALUE",
-                format!("`{item}`"),
-            )
-        })?;
-        let at = experiment::parse_duration(time, "--set-at", item)?;
-        exp.set_at(at, pair, "--set-at")?;
+        exp.set_at_item(item)?;
     }
     fidelity::run(&l, &ext, &exp, args.seed, args.trace_out.as_deref())
 }
