@@ -1,27 +1,9 @@
 //! The command line: the README's first command works, and bad input of every kind exits
 //! with code 2 and one line naming the file, the place, what was expected and what was found.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
-fn schedlab(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("schedlab runs");
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    }
-    child.wait_with_output().unwrap()
-}
+mod common;
+use common::schedlab_cli as schedlab;
+use std::process::Output;
 
 /// Exit code 2 and a single stderr line containing every fragment.
 fn assert_input_error(out: &Output, fragments: &[&str]) {

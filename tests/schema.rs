@@ -1,26 +1,11 @@
 //! Every JSON output validates against `schema/results.schema.json` and carries its
 //! `schema_version`: a run of every generator's workload, a comparison and a sweep.
 
-use std::process::{Command, Stdio};
+mod common;
+use common::schedlab_cli;
 
 fn schedlab(args: &[&str], stdin: Option<&str>) -> Vec<u8> {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = schedlab_cli(args, stdin);
     assert!(
         out.status.success(),
         "schedlab {args:?}: {}",

@@ -145,3 +145,25 @@ pub fn fio_json(runtime: u64) -> String {
     };
     schedlab::workload::gen::fio(&args).to_string()
 }
+
+/// Run the `schedlab` binary with `args`, `stdin` on its standard input.
+pub fn schedlab_cli(args: &[&str], stdin: Option<&str>) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("schedlab runs");
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
