@@ -129,6 +129,7 @@ fn cyclictest_args(policy: &str, duration: u64) -> CyclictestArgs {
         threads: 1,
         affinity: false,
         duration,
+        laptop: false,
         latency_nice: None,
     }
 }
@@ -181,10 +182,16 @@ fn cyclictest_histogram_counts_every_timer_wakeup() {
     let r = cyclictest_beside_hackbench("other", 4);
     let w = r.workload_metrics.as_ref().unwrap();
     let t = common::task(&r, "cyclictest-0");
-    // Every wake-up of the thread is a timer expiry, and each is measured once.
-    assert_eq!(metric(&r, "count") as u64, t.wakeups);
-    assert_eq!(metric(&r, "count") as u64, t.activations);
-    assert_eq!(w["threads"][0]["cycles"].as_u64(), Some(t.wakeups));
+    // Every wake-up of the thread is a timer expiry, and each is measured once the thread
+    // runs: the last may still be leaving its CPU's idle state when the window closes.
+    let count = metric(&r, "count") as u64;
+    assert!(
+        count == t.wakeups || count + 1 == t.wakeups,
+        "{count} vs {}",
+        t.wakeups
+    );
+    assert_eq!(count, t.activations);
+    assert_eq!(w["threads"][0]["cycles"].as_u64(), Some(count));
     let order = ["min_us", "p50_us", "p90_us", "p95_us", "p99_us", "max_us"];
     for pair in order.windows(2) {
         assert!(metric(&r, pair[0]) <= metric(&r, pair[1]), "{w}");

@@ -1490,6 +1490,7 @@ fn every_generator_writes_a_valid_workload() {
         threads: 4,
         affinity: true,
         duration: 1,
+        laptop: false,
         latency_nice: Some(-20),
     };
     let jsons = [

@@ -9,13 +9,15 @@
 
 use super::cgroup::{Cgroups, ROOT};
 use super::cpufreq::{uclamp_rq_util_with, CpuUtil, Cpufreq, Env, GovernorKind, Policies};
-use super::cpuidle::Residency;
+use super::cpuidle::{CpuidleDevice, Residency};
 use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
 use super::fair_balance::Balance;
 use super::futex::{Barrier, Cond, Futexes, Mutex};
+use super::hrtimer::HrtimerBases;
 use super::pelt::{self, PeltClock, SchedAvg};
 use super::pipe::Channels;
+use super::pm_qos::CpuLatencyQos;
 use super::rt::{RtBandwidth, RtRq};
 use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
 use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
@@ -29,7 +31,6 @@ use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Model, SimRng, Time};
 use crate::trace::{
     EventSelection, Observer, PeltFields, RtappLogs, TaskRef, TraceEvent, UclampFields, IDLE_COMM,
-    PWR_EVENT_EXIT,
 };
 use crate::workload::{CpuSet, LoopRecord, Policy, SchedParams, Thread, UserSpace, Workload};
 
@@ -55,6 +56,10 @@ pub enum Event {
     /// A throttled deadline task's replenishment timer (`dl_task_timer`), armed for the
     /// deadline the task had when it ran out.
     DlReplenish { task: TaskId, deadline: u64 },
+    /// The tick of an idle CPU whose cpuidle governor kept it.
+    IdleTick { cpu: usize, gen: u64 },
+    /// An idle CPU woken for a task is out of its idle state (at `until`).
+    IdleExit { cpu: usize, until: u64 },
 }
 
 const IDLE_REF: TaskRef<'static> = TaskRef {
@@ -144,6 +149,12 @@ pub struct Kernel {
     /// Scratch lists reused to avoid allocating per event.
     pub(super) wake_scratch: Vec<TaskId>,
     pub(super) log_scratch: Vec<LoopRecord>,
+    /// Each CPU's cpuidle device (governor data, state while idle).
+    pub(super) cpuidle: Vec<CpuidleDevice>,
+    /// Sleep timers per CPU (the hrtimer bases), for the idle governors' next timer event.
+    pub(super) hrtimers: HrtimerBases,
+    /// `/dev/cpu_dma_latency` requests.
+    pub(super) pm_qos: CpuLatencyQos,
 }
 
 impl Kernel {
@@ -211,6 +222,11 @@ impl Kernel {
                 }
             })
             .collect();
+        let cpuidle = platform
+            .cpus
+            .iter()
+            .map(|c| CpuidleDevice::new(variant.cpuidle_governor, c.idle_states.len()))
+            .collect();
         let rqs = (0..n)
             .map(|cpu| {
                 let dom = platform.cpus[cpu].freq_domain;
@@ -243,9 +259,6 @@ impl Kernel {
                     times: CpuTimesAcc::default(),
                     dl_running_bw: 0,
                     uclamp: RqUclamp::default(),
-                    idle_since: 0,
-                    // Idle since boot: long.
-                    last_idle_ns: u64::MAX,
                 }
             })
             .collect();
@@ -313,8 +326,14 @@ impl Kernel {
             exited_forks: Vec::new(),
             wake_scratch: Vec::new(),
             log_scratch: Vec::new(),
+            cpuidle,
+            hrtimers: HrtimerBases::new(n),
+            pm_qos: CpuLatencyQos::default(),
             workload,
         };
+        if let Some(us) = k.workload.global.pm_qos_cpu_dma_latency_us {
+            k.pm_qos.add_request(us);
+        }
         k.sync_fair_groups();
         for w in &k.variant.cgroup_writes.clone() {
             if w.file.starts_with("cpu.uclamp.") {
@@ -353,6 +372,10 @@ impl Kernel {
                 },
             );
             k.trace_initial_state(cpu);
+        }
+        // Every CPU boots into the idle loop.
+        for cpu in 0..n {
+            k.do_idle(cpu, 0, queue);
         }
         k.cpufreq_start(0, queue);
         for (index, w) in k.variant.timed_writes.iter().enumerate() {
@@ -1128,15 +1151,14 @@ impl Kernel {
     /// The CPU turns busy or idle: its residency, and its cluster's.
     pub(super) fn set_cpu_busy(&mut self, cpu: usize, busy: bool, now: Time) {
         let c = &self.platform.cpus[cpu];
-        self.rqs[cpu].res.set_busy(now, busy, &c.idle_states);
+        self.rqs[cpu].res.set_busy(now, busy);
         let d = &mut self.domains[c.freq_domain];
         if busy {
             d.busy_cpus += 1;
         } else {
             d.busy_cpus -= 1;
         }
-        let states = &self.platform.freq_domains[c.freq_domain].cluster_idle_states;
-        d.res.set_busy(now, d.busy_cpus > 0, states);
+        d.res.set_busy(now, d.busy_cpus > 0);
     }
 
     // ----- wakeup and placement ---------------------------------------------------------
@@ -1292,6 +1314,7 @@ impl Kernel {
         let task = &mut self.tasks[t];
         task.state = TaskState::Running;
         task.wake_gen += 1;
+        self.hrtimers.cancel(t);
         task.stats.wakeups += 1;
         task.stats.woken_at = Some(now);
         let cpu = self.select_task_rq(t, prev, waker_cpu, false, now);
@@ -1421,6 +1444,9 @@ impl Kernel {
         self.update_curr(cpu, now);
         self.rqs[cpu].need_resched = false;
         self.resched_mask[cpu / 64] &= !(1 << (cpu % 64));
+        if self.idle_exit_pending(cpu, now, q) {
+            return;
+        }
         let prev = self.rqs[cpu].curr;
         let mut prev_state = TaskState::Running;
         if let Some(p) = prev {
@@ -1464,8 +1490,11 @@ impl Kernel {
         if next != prev {
             self.context_switch(cpu, prev, prev_state, next, now);
             if next.is_none() {
+                self.do_idle(cpu, now, q);
                 self.arm_nohz_stats(cpu, now, q);
             }
+        } else if next.is_none() {
+            self.idle_exit_abort(cpu, now, q);
         }
         if self.rqs[cpu].rt.nr_running >= 2 {
             self.push_rt_tasks(cpu, now, q);
@@ -1483,20 +1512,14 @@ impl Kernel {
         now: Time,
     ) {
         self.account_times(cpu, now);
+        // Out of idle: the exit latency `schedule()` waited for (`idle_exit_pending`).
+        let idle_exit = if prev.is_none() {
+            self.cpuidle_exit(cpu, now)
+        } else {
+            0
+        };
         if prev.is_none() != next.is_none() {
             self.set_cpu_busy(cpu, next.is_some(), now);
-        }
-        if prev.is_none() {
-            let rq = &mut self.rqs[cpu];
-            rq.last_idle_ns = now - rq.idle_since;
-            self.emit(
-                now,
-                cpu,
-                &TraceEvent::CpuIdle {
-                    state: PWR_EVENT_EXIT,
-                    cpu,
-                },
-            );
         }
         if let Some(p) = prev {
             if prev_state == TaskState::Running {
@@ -1530,23 +1553,11 @@ impl Kernel {
             } else {
                 0
             } + uclamp;
-        match next {
-            Some(n) => {
-                let task = &mut self.tasks[n];
-                if let Some(w) = task.stats.woken_at.take() {
-                    task.stats.wakeup_latency.record(now - w);
-                }
-            }
-            None => {
-                self.emit(now, cpu, &TraceEvent::CpuIdle { state: 0, cpu });
-                // The idle governor stops the tick only when it expects a long idle
-                // (`tick_nohz_idle_stop_tick`); it predicts from the last idle period here.
-                // Only then does schedutil's busy hold see an idle call.
-                let rq = &mut self.rqs[cpu];
-                rq.idle_since = now;
-                if rq.last_idle_ns >= self.variant.tick_ns() {
-                    self.cpufreq_idle_enter(cpu);
-                }
+        if let Some(n) = next {
+            let task = &mut self.tasks[n];
+            task.stats.idle_exit_ns += idle_exit;
+            if let Some(w) = task.stats.woken_at.take() {
+                task.stats.wakeup_latency.record(now - w);
             }
         }
         if let Some(p) = prev {
@@ -1728,13 +1739,10 @@ impl Kernel {
         for cpu in 0..self.rqs.len() {
             self.account_progress(cpu, now);
             self.update_curr(cpu, now);
-            self.rqs[cpu]
-                .res
-                .finish(now, &self.platform.cpus[cpu].idle_states);
+            self.rqs[cpu].res.finish(now);
         }
-        for (d, dom) in self.domains.iter_mut().enumerate() {
-            dom.res
-                .finish(now, &self.platform.freq_domains[d].cluster_idle_states);
+        for dom in &mut self.domains {
+            dom.res.finish(now);
         }
     }
 
@@ -1790,6 +1798,7 @@ impl Kernel {
             }
         }
         self.check_balance_invariants();
+        self.check_cpuidle_invariants();
     }
 }
 
@@ -1830,6 +1839,8 @@ impl Model for Kernel {
                 }
                 let cpu = self.tasks[task].cpu;
                 self.try_to_wake_up(task, cpu, now, q);
+                // The timer's interrupt woke `cpu`; if the sleeper went elsewhere, it idles on.
+                self.cpuidle_wakeup(cpu, false, now, q);
             }
             Event::RtPeriod => self.rt_period(now, q),
             Event::CpufreqWork { policy } => self.cpufreq_work(policy, now, q),
@@ -1841,6 +1852,8 @@ impl Model for Kernel {
                 }
                 self.dl_replenish(task, now);
             }
+            Event::IdleTick { cpu, gen } => self.cpuidle_tick(cpu, gen, now, q),
+            Event::IdleExit { cpu, until } => self.idle_exit_done(cpu, until),
         }
         self.resched_pending(now, q);
         true

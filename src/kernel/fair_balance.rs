@@ -758,20 +758,23 @@ impl Kernel {
         (!stay).then_some(idlest.group)
     }
 
-    /// `find_idlest_group_cpu()`: the most recently idled idle CPU (the shallowest idle state),
-    /// else the least loaded one.
+    /// `find_idlest_group_cpu()`: the idle CPU in the shallowest idle state, the most
+    /// recently idled among equals, else the least loaded one.
     fn find_idlest_group_cpu(&self, t: TaskId, group: &CpuSet, this_cpu: usize) -> usize {
         if group.weight() == 1 {
             return group.first().unwrap_or(this_cpu);
         }
         let allowed = &self.tasks[t].cpus_allowed;
-        let mut idle: Option<(u64, usize)> = None;
+        let mut idle: Option<((u64, std::cmp::Reverse<u64>), usize)> = None;
         let mut least: Option<(u64, usize)> = None;
         for cpu in group.iter().filter(|&c| allowed.contains(c)) {
             if self.cpu_idle(cpu) {
-                let since = self.rqs[cpu].idle_since;
-                if idle.map_or(true, |(s, _)| since > s) {
-                    idle = Some((since, cpu));
+                let key = (
+                    self.idle_exit_latency_ns(cpu),
+                    std::cmp::Reverse(self.cpuidle[cpu].idle_stamp),
+                );
+                if idle.map_or(true, |(k, _)| key < k) {
+                    idle = Some((key, cpu));
                 }
             } else {
                 let load = self.cpu_load(cpu);
@@ -780,7 +783,9 @@ impl Kernel {
                 }
             }
         }
-        idle.or(least).map_or(this_cpu, |(_, c)| c)
+        idle.map(|(_, c)| c)
+            .or(least.map(|(_, c)| c))
+            .unwrap_or(this_cpu)
     }
 
     // ----- Energy Aware Scheduling -------------------------------------------------------

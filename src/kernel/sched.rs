@@ -85,6 +85,8 @@ pub struct TaskStats {
     /// When the last wakeup happened, until the task is switched in.
     pub woken_at: Option<u64>,
     pub wakeup_latency: LatencyHistogram,
+    /// Time the task's switch-ins waited for their CPU to leave its idle state, ns.
+    pub idle_exit_ns: u64,
 }
 
 /// Summed counters of threads (exited forked threads of one workload task).
@@ -210,10 +212,6 @@ pub struct Rq {
     pub dl_running_bw: u64,
     /// uclamp buckets and the rq's clamps.
     pub uclamp: RqUclamp,
-    /// When the current idle period began, and how long the previous one lasted (the idle
-    /// governor's prediction of the next).
-    pub idle_since: u64,
-    pub last_idle_ns: u64,
 }
 
 /// A frequency domain (cpufreq policy) and the cluster its CPUs form.

@@ -57,6 +57,8 @@ impl Kernel {
             Syscall::Run { .. } | Syscall::RunUntil { .. } => {}
             Syscall::SleepUntil { until } => {
                 if until > now {
+                    // `hrtimer_nanosleep()` arms the timer on the CPU the task sleeps on.
+                    self.hrtimers.start(cpu, t, until);
                     self.sleep(t, TaskState::Interruptible, until, q);
                     return;
                 }

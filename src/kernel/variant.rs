@@ -4,6 +4,7 @@
 //! validates the value and names what it expected.
 
 use super::cpufreq::{GovernorKind, Tunables};
+use super::cpuidle::CpuidleGovernor;
 use super::pipe::IpcCosts;
 use super::uclamp::{RtSync, StaticKeyMode, Sysctl, TgRestrict};
 use crate::error::InputError;
@@ -203,6 +204,9 @@ pub struct Variant {
     pub governor: GovernorKind,
     /// `cpufreq.<tunable>`: the governors' sysfs tunables.
     pub cpufreq: Tunables,
+    /// `cpuidle.governor`: the idle governor of every CPU (menu, as v6.1's default on
+    /// tickless kernels).
+    pub cpuidle_governor: CpuidleGovernor,
     /// CONFIG_HZ: tick frequency.
     pub hz: u32,
     /// `config.ENERGY_MODEL`: the energy model is registered (where the platform has one),
@@ -301,6 +305,7 @@ impl Default for Variant {
             fair_group_sched: true,
             governor: GovernorKind::Schedutil,
             cpufreq: Tunables::default(),
+            cpuidle_governor: CpuidleGovernor::Menu,
             hz: 250,
             energy_model: true,
             util_fits_cpu: false,
@@ -443,6 +448,7 @@ pub struct SwitchInfo {
 }
 
 const GOVERNOR_KEY: &str = "cpufreq.governor";
+const CPUIDLE_GOVERNOR_KEY: &str = "cpuidle.governor";
 const FREQ_INVARIANCE_KEY: &str = "variant.freq_invariance";
 const UPDATE_SITES_KEY: &str = "variant.cpufreq_update_sites";
 const RT_SYNC_KEY: &str = "variant.uclamp_rt_sync";
@@ -658,6 +664,11 @@ impl Variant {
         if key == GOVERNOR_KEY {
             self.governor = GovernorKind::parse(raw)
                 .ok_or_else(|| bad(format!("one of {}", GovernorKind::NAMES.join(", "))))?;
+            return Ok(());
+        }
+        if key == CPUIDLE_GOVERNOR_KEY {
+            self.cpuidle_governor = CpuidleGovernor::parse(raw)
+                .ok_or_else(|| bad(format!("one of {}", CpuidleGovernor::NAMES.join(", "))))?;
             return Ok(());
         }
         if let Some(tunable) = key.strip_prefix("cpufreq.") {
@@ -909,6 +920,10 @@ impl Variant {
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert(GOVERNOR_KEY.to_string(), Value::from(self.governor.name()));
+        m.insert(
+            CPUIDLE_GOVERNOR_KEY.to_string(),
+            Value::from(self.cpuidle_governor.name()),
+        );
         for k in Tunables::KEYS {
             let v = self.cpufreq.get(k).unwrap_or_default();
             m.insert(format!("cpufreq.{k}"), Value::from(v));
@@ -987,7 +1002,7 @@ mod tests {
         let j = Variant::default().to_json();
         assert_eq!(
             j.as_object().unwrap().len(),
-            KNOBS.len() + 5 + Tunables::KEYS.len()
+            KNOBS.len() + 6 + Tunables::KEYS.len()
         );
         assert_eq!(j["config.HZ"], 250);
     }

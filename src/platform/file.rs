@@ -673,7 +673,17 @@ impl Reader<'_> {
     }
 
     fn idle_state(&self, node: &Node, place: String) -> Result<IdleState, InputError> {
-        let t = self.table(node, place, &["name", "power_mw", "exit_latency_ns"])?;
+        let t = self.table(
+            node,
+            place,
+            &[
+                "name",
+                "power_mw",
+                "exit_latency_ns",
+                "target_residency_ns",
+                "polling",
+            ],
+        )?;
         let name = self.string(
             self.required(&t, "name", STATE_NAME)?,
             &t.at("name"),
@@ -689,10 +699,20 @@ impl Reader<'_> {
             &t.at("exit_latency_ns"),
             EXIT_LATENCY,
         )?;
+        let target_residency_ns = match t.get("target_residency_ns") {
+            Some(v) => self.int(v, &t.at("target_residency_ns"), RESIDENCY)?,
+            None => exit_latency_ns,
+        };
+        let polling = match t.get("polling") {
+            Some(v) => self.boolean(v, &t.at("polling"), BOOL)?,
+            None => false,
+        };
         Ok(IdleState {
             name,
             power_mw,
             exit_latency_ns,
+            target_residency_ns,
+            polling,
         })
     }
 }
@@ -727,6 +747,7 @@ const COUNT: &str = "a count (a positive integer)";
 const POLICY_PER: &str = "\"cpu\" or \"package\" (one cpufreq policy per CPU or per package)";
 const CPU: &str = "a CPU (uarch, capacity_orig, idle_states)";
 const DOMAIN: &str = "a cpufreq policy (opps and the driver's fields, without cpus)";
+const RESIDENCY: &str = "a target residency in ns (an integer from 0)";
 
 /// Checks that `p` describes hardware the simulated kernel can run on; the first problem
 /// found is reported at its key path.

@@ -39,6 +39,12 @@ pub struct IdleState {
     pub name: String,
     pub power_mw: f64,
     pub exit_latency_ns: u64,
+    /// The shortest stay that pays for entering the state (`target_residency_ns`, the
+    /// device tree's `min-residency-us`); the file's default is the exit latency.
+    pub target_residency_ns: u64,
+    /// `CPUIDLE_FLAG_POLLING`: the CPU spins instead of stopping (x86's POLL state).
+    #[serde(default)]
+    pub polling: bool,
 }
 
 /// A cpufreq policy: CPUs that share one frequency.
@@ -366,10 +372,11 @@ fn idle_states(states: &[IdleState]) -> String {
         .iter()
         .map(|s| {
             format!(
-                "{} {} mW exit {}",
+                "{} {} mW exit {} residency {}",
                 s.name,
                 s.power_mw,
-                duration(s.exit_latency_ns)
+                duration(s.exit_latency_ns),
+                duration(s.target_residency_ns)
             )
         })
         .collect();

@@ -35,6 +35,9 @@ pub struct TaskResult {
     /// Activations that found their period already over (rt-app's negative slack).
     pub deadline_misses: u64,
     pub wakeup_latency_ns: LatencySummary,
+    /// Of the wake-ups' latency, the time spent waiting for an idle CPU to leave its idle
+    /// state (the exit latencies paid), ns.
+    pub idle_exit_ns: u64,
     /// PELT utilization at the task's last update (0..=1024), and its util_est ewma; 0 for
     /// an exited task (its entity is gone).
     pub util_avg: u64,
@@ -187,6 +190,7 @@ impl Results {
                 activations: t.thread.activations(),
                 deadline_misses: t.thread.deadline_misses(),
                 wakeup_latency_ns: t.stats.wakeup_latency.summary(),
+                idle_exit_ns: t.stats.idle_exit_ns,
                 util_avg: live(t).map_or(0, |se| k.fair.ses[se].avg.util_avg),
                 util_est_ewma: live(t).map_or(0, |se| k.fair.ses[se].avg.util_est.ewma),
                 cpu_runtime_ns: t

@@ -3,7 +3,9 @@
 //! thread, 1000 µs interval). Each thread sleeps with `clock_nanosleep(TIMER_ABSTIME)` to the
 //! next multiple of the interval (an absolute rt-app timer) and measures how late it runs:
 //! the results give min/avg/max per thread, as cyclictest prints them, and the percentiles of
-//! all threads' latencies, as its `-H` histogram does.
+//! all threads' latencies, as its `-H` histogram does. Like cyclictest, the workload holds
+//! `/dev/cpu_dma_latency` at 0 for the run (no idle state deeper than the first) unless
+//! `--laptop` is given.
 
 use crate::error::InputError;
 use serde_json::{json, Map, Value};
@@ -32,6 +34,9 @@ pub struct CyclictestArgs {
     /// Latency nice of the measuring threads (schedlab extension `latency_nice`).
     #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(i32).range(-20..=19))]
     pub latency_nice: Option<i32>,
+    /// Leave the PM QoS latency alone (`--laptop`): idle states stay available.
+    #[arg(long)]
+    pub laptop: bool,
 }
 
 /// The workload, or the error of a priority outside the policy's range.
@@ -77,9 +82,10 @@ pub fn cyclictest(a: &CyclictestArgs) -> Result<Value, InputError> {
         t["instance"] = json!(a.threads);
         tasks.insert("cyclictest".into(), t);
     }
-    Ok(json!({
-        "tasks": tasks,
-        // One more second than the measurement: the run ends when the threads exit.
-        "global": { "duration": a.duration + 1, "generator": "cyclictest" },
-    }))
+    // One more second than the measurement: the run ends when the threads exit.
+    let mut global = json!({ "duration": a.duration + 1, "generator": "cyclictest" });
+    if !a.laptop {
+        global["pm_qos_cpu_dma_latency_us"] = json!(0);
+    }
+    Ok(json!({ "tasks": tasks, "global": global }))
 }

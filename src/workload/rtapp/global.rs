@@ -20,6 +20,7 @@ pub(super) const GLOBAL_KEYS: &[&str] = &[
     "mem_bytes_per_us",
     "mem_chase_ns_per_hop",
     "generator",
+    "pm_qos_cpu_dma_latency_us",
     "fork_limit",
     "channels",
 ];
@@ -105,6 +106,15 @@ impl Parser<'_> {
                     u32::MAX as i64,
                     "a number of forks (0: no limit)",
                 )? as u32;
+            }
+            "pm_qos_cpu_dma_latency_us" => {
+                self.global.pm_qos_cpu_dma_latency_us = Some(self.int_in(
+                    v,
+                    &place,
+                    0,
+                    i32::MAX as i64,
+                    "a latency limit in µs (a write to /dev/cpu_dma_latency)",
+                )? as u64);
             }
             "io_service_us" => {
                 self.global.io_service_ns =

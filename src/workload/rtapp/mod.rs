@@ -51,6 +51,9 @@
 //!   work of one `memrun` pointer-chase hop.
 //! - `fork_limit` (global, default 1024 as rt-app's `FORKS_LIMIT`; 0: none): how many
 //!   times one task may be forked.
+//! - `pm_qos_cpu_dma_latency_us` (global, absent: no request): a `/dev/cpu_dma_latency`
+//!   request held for the whole run, as cyclictest holds one (0 keeps every CPU in its
+//!   first idle state).
 //! - `generator` (global): the `schedlab gen` generator that wrote the file (`fio`,
 //!   `forkloop`, …); the results then report its metric.
 //! - `channels` (global): `{"name": {"kind": K, "capacity": bytes}}` declares IPC channels
@@ -242,6 +245,9 @@ pub struct Global {
     /// How many times one task may be forked before rt-app gives up (extension
     /// `fork_limit`; rt-app's `FORKS_LIMIT` of 1024 by default, 0 for no limit).
     pub fork_limit: u32,
+    /// A `/dev/cpu_dma_latency` request held for the whole run, µs (extension
+    /// `pm_qos_cpu_dma_latency_us`, as cyclictest writes 0 unless `--laptop`).
+    pub pm_qos_cpu_dma_latency_us: Option<u64>,
 }
 
 /// How `run` durations turn into work.

@@ -1,0 +1,307 @@
+//! The `menu` cpuidle governor of v6.1 (drivers/cpuidle/governors/menu.c): the idle length is
+//! predicted from the time till the next timer event, scaled by a correction factor learnt per
+//! bucket (order of magnitude of that time, iowait or not), and capped by the typical interval
+//! of the last eight idle periods when they are regular enough; a state is deep enough only if
+//! its target residency fits the prediction and its exit latency fits both the PM QoS limit and
+//! the prediction divided by the performance multiplier.
+
+use super::{IdleInput, Selection};
+use crate::platform::IdleState;
+
+/// menu.c's tuning constants.
+const BUCKETS: usize = 12;
+const INTERVAL_SHIFT: u32 = 3;
+const INTERVALS: usize = 1 << INTERVAL_SHIFT;
+const RESOLUTION: u64 = 1024;
+const DECAY: u64 = 8;
+/// 50 ms: idle periods at least this long count as perfect predictions.
+const MAX_INTERESTING: u64 = 50_000 * NSEC_PER_USEC;
+/// Below this typical interval menu skips the next-timer look-up (`RESIDENCY_THRESHOLD_NS`).
+const RESIDENCY_THRESHOLD_NS: u64 = 15 * NSEC_PER_USEC;
+const NSEC_PER_USEC: u64 = 1000;
+/// `KTIME_MAX`.
+const KTIME_MAX: u64 = i64::MAX as u64;
+
+/// `struct menu_device`.
+#[derive(Debug, Clone)]
+pub struct MenuDevice {
+    next_timer_ns: u64,
+    bucket: usize,
+    correction_factor: [u64; BUCKETS],
+    /// The last idle lengths, µs.
+    intervals: [u64; INTERVALS],
+    interval_ptr: usize,
+}
+
+impl Default for MenuDevice {
+    /// `menu_enable_device()`: a factor of one everywhere, no history.
+    fn default() -> Self {
+        MenuDevice {
+            next_timer_ns: 0,
+            bucket: 0,
+            correction_factor: [RESOLUTION * DECAY; BUCKETS],
+            intervals: [0; INTERVALS],
+            interval_ptr: 0,
+        }
+    }
+}
+
+/// `which_bucket()`: by the decade of the expected length in µs, iowaiters in the upper half.
+fn which_bucket(duration_ns: u64, nr_iowaiters: u32) -> usize {
+    let base = if nr_iowaiters > 0 { BUCKETS / 2 } else { 0 };
+    let us = duration_ns / NSEC_PER_USEC;
+    let decade = match us {
+        0..=9 => 0,
+        10..=99 => 1,
+        100..=999 => 2,
+        1000..=9999 => 3,
+        10_000..=99_999 => 4,
+        _ => 5,
+    };
+    base + decade
+}
+
+/// `performance_multiplier()`: ten more per task in iowait on this CPU.
+fn performance_multiplier(nr_iowaiters: u32) -> u64 {
+    1 + 10 * u64::from(nr_iowaiters)
+}
+
+impl MenuDevice {
+    /// `get_typical_interval()`: the average of the last intervals (in µs) when their
+    /// standard deviation is small (≤ 20 µs, or a sixth of the average with at least 3/4 of
+    /// the samples), dropping the largest outliers while 3/4 remain; `u64::MAX` otherwise.
+    fn typical_interval_us(&self) -> u64 {
+        let mut thresh = u64::MAX;
+        loop {
+            let (mut sum, mut max, mut divisor) = (0u64, 0u64, 0usize);
+            for &v in self.intervals.iter().filter(|&&v| v <= thresh) {
+                sum += v;
+                max = max.max(v);
+                divisor += 1;
+            }
+            let avg = sum / divisor as u64;
+            let variance = self
+                .intervals
+                .iter()
+                .filter(|&&v| v <= thresh)
+                .map(|&v| {
+                    let d = u128::from(v.abs_diff(avg));
+                    d * d
+                })
+                .sum::<u128>()
+                / divisor as u128;
+            let avg2 = u128::from(avg) * u128::from(avg);
+            if (avg2 > variance * 36 && divisor * 4 >= INTERVALS * 3) || variance <= 400 {
+                return avg;
+            }
+            if divisor * 4 <= INTERVALS * 3 {
+                return u64::MAX;
+            }
+            thresh = max - 1;
+        }
+    }
+
+    /// `menu_select()` on a CPU whose tick still runs (every selection in the model is made
+    /// on idle entry or at an idle tick, never with the tick already stopped).
+    pub fn select(&mut self, states: &[IdleState], inp: &IdleInput) -> Selection {
+        let typical = self.typical_interval_us();
+        let mut predicted_ns = typical.saturating_mul(NSEC_PER_USEC);
+        let delta_tick;
+        if predicted_ns > RESIDENCY_THRESHOLD_NS {
+            self.next_timer_ns = inp.sleep_length_ns;
+            delta_tick = inp.delta_tick_ns;
+            self.bucket = which_bucket(self.next_timer_ns, inp.nr_iowaiters);
+            // Round up the result for half microseconds.
+            let rd = u128::from(RESOLUTION * DECAY * NSEC_PER_USEC);
+            let timer_us = (rd / 2
+                + u128::from(self.next_timer_ns) * u128::from(self.correction_factor[self.bucket]))
+                / rd;
+            let timer_ns = u64::try_from(timer_us * u128::from(NSEC_PER_USEC)).unwrap_or(KTIME_MAX);
+            predicted_ns = predicted_ns.min(timer_ns);
+        } else {
+            // No timer look-up: the closest timer is taken as far away, the tick as half a
+            // period away.
+            self.next_timer_ns = KTIME_MAX;
+            delta_tick = inp.tick_ns / 2;
+            self.bucket = which_bucket(KTIME_MAX, inp.nr_iowaiters);
+        }
+        let mut latency_req = inp.latency_req_ns;
+        if states.len() <= 1
+            || latency_req == 0
+            || self.next_timer_ns < states[1].target_residency_ns
+            || latency_req < states[1].exit_latency_ns
+        {
+            return Selection {
+                state: 0,
+                stop_tick: !states.first().is_some_and(|s| s.polling),
+            };
+        }
+        latency_req = latency_req.min(predicted_ns / performance_multiplier(inp.nr_iowaiters));
+        let mut idx = 0;
+        for (i, s) in states.iter().enumerate() {
+            if s.target_residency_ns > predicted_ns {
+                // A physical state rather than polling, unless a timer is due soon enough.
+                if states[idx].polling
+                    && s.exit_latency_ns <= latency_req
+                    && s.target_residency_ns <= self.next_timer_ns
+                {
+                    predicted_ns = s.target_residency_ns;
+                    idx = i;
+                    break;
+                }
+                if predicted_ns < inp.tick_ns {
+                    break;
+                }
+                // The state so far is shallow: keep the tick and let the governor run again.
+                predicted_ns = states[idx].target_residency_ns;
+                break;
+            }
+            if s.exit_latency_ns > latency_req {
+                break;
+            }
+            idx = i;
+        }
+        let mut stop_tick = true;
+        if states[idx].polling || predicted_ns < inp.tick_ns {
+            stop_tick = false;
+            // The tick keeps running: the state must pay off before it.
+            if idx > 0 && states[idx].target_residency_ns > delta_tick {
+                idx = (0..idx)
+                    .rev()
+                    .find(|&i| states[i].target_residency_ns <= delta_tick)
+                    .unwrap_or(0);
+            }
+        }
+        Selection {
+            state: idx,
+            stop_tick,
+        }
+    }
+
+    /// `menu_reflect()` + `menu_update()`: learn from the idle period that just ended in
+    /// `state` (`residency_ns` from entry to the end of the exit, as `last_residency_ns`).
+    pub fn reflect(
+        &mut self,
+        states: &[IdleState],
+        state: usize,
+        residency_ns: u64,
+        tick_wakeup: bool,
+        tick_ns: u64,
+    ) {
+        let mut measured_ns = if tick_wakeup && self.next_timer_ns > tick_ns {
+            // Woken by a tick the prediction expected to be stopped: it could have been long.
+            9 * MAX_INTERESTING / 10
+        } else {
+            let lat = states[state].exit_latency_ns;
+            if residency_ns > 2 * lat {
+                residency_ns - lat
+            } else {
+                residency_ns / 2
+            }
+        };
+        measured_ns = measured_ns.min(self.next_timer_ns);
+        let mut factor = self.correction_factor[self.bucket];
+        factor -= factor / DECAY;
+        if self.next_timer_ns > 0 && measured_ns < MAX_INTERESTING {
+            factor += (u128::from(RESOLUTION) * u128::from(measured_ns)
+                / u128::from(self.next_timer_ns)) as u64;
+        } else {
+            factor += RESOLUTION;
+        }
+        self.correction_factor[self.bucket] = factor;
+        self.intervals[self.interval_ptr] = measured_ns / NSEC_PER_USEC;
+        self.interval_ptr = (self.interval_ptr + 1) % INTERVALS;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::cpuidle::tests::arm_states;
+
+    fn input(sleep_ns: u64) -> IdleInput {
+        IdleInput {
+            sleep_length_ns: sleep_ns,
+            delta_tick_ns: 4_000_000,
+            tick_ns: 4_000_000,
+            latency_req_ns: 2_000_000_000_000,
+            nr_iowaiters: 0,
+        }
+    }
+
+    /// Idle periods of `len` ending at the timer, as a periodic timer makes them.
+    fn train(m: &mut MenuDevice, s: &[IdleState], len: u64) -> Selection {
+        for _ in 0..2 * INTERVALS {
+            let sel = m.select(s, &input(len));
+            m.reflect(
+                s,
+                sel.state,
+                len + s[sel.state].exit_latency_ns,
+                false,
+                4_000_000,
+            );
+        }
+        m.select(s, &input(len))
+    }
+
+    #[test]
+    fn a_long_regular_sleep_goes_deep_and_stops_the_tick() {
+        let s = arm_states();
+        let sel = train(&mut MenuDevice::default(), &s, 20_000_000);
+        assert_eq!(sel.state, 1);
+        assert!(sel.stop_tick);
+    }
+
+    #[test]
+    fn a_short_regular_sleep_stays_shallow() {
+        let s = arm_states();
+        let sel = train(&mut MenuDevice::default(), &s, 300_000);
+        assert_eq!(sel.state, 0);
+    }
+
+    #[test]
+    fn a_sleep_longer_than_the_residency_but_shorter_than_the_tick_keeps_the_tick() {
+        let s = arm_states();
+        let sel = train(&mut MenuDevice::default(), &s, 2_000_000);
+        assert_eq!(sel.state, 1);
+        assert!(!sel.stop_tick);
+    }
+
+    #[test]
+    fn no_history_means_shallow_until_the_tick_teaches_otherwise() {
+        let s = arm_states();
+        let mut m = MenuDevice::default();
+        // Eight zero intervals: typical 0, so the first choice is the shallow state.
+        assert_eq!(m.select(&s, &input(KTIME_MAX)).state, 0);
+        for _ in 0..INTERVALS {
+            let sel = m.select(&s, &input(KTIME_MAX));
+            m.reflect(&s, sel.state, 4_000_000, true, 4_000_000);
+        }
+        let sel = m.select(&s, &input(KTIME_MAX));
+        assert_eq!(sel.state, 1);
+        assert!(sel.stop_tick);
+    }
+
+    #[test]
+    fn pm_qos_zero_allows_only_the_first_state() {
+        let s = arm_states();
+        let mut m = MenuDevice::default();
+        train(&mut m, &s, 20_000_000);
+        let sel = m.select(
+            &s,
+            &IdleInput {
+                latency_req_ns: 0,
+                ..input(20_000_000)
+            },
+        );
+        assert_eq!(sel.state, 0);
+    }
+
+    #[test]
+    fn buckets_follow_decades_and_iowait() {
+        assert_eq!(which_bucket(5_000, 0), 0);
+        assert_eq!(which_bucket(50_000, 0), 1);
+        assert_eq!(which_bucket(2_000_000, 1), 9);
+        assert_eq!(which_bucket(KTIME_MAX, 0), 5);
+    }
+}

@@ -1,0 +1,155 @@
+//! The per-CPU hrtimer bases (kernel/time/hrtimer.c), reduced to the sleep timers of tasks: a
+//! timed sleep arms a timer on the CPU the task sleeps on, and the timer stays there when the
+//! task is woken elsewhere. What the idle governors need of them is the earliest expiry of a
+//! CPU (`tick_nohz_get_sleep_length()`), so each base is a min-heap (the kernel's timerqueue
+//! is an rb-tree with a cached leftmost node) with each task's position kept for cancelling.
+//! Heaps and positions grow to the number of tasks and are reused: nothing is allocated per
+//! timer once every task has slept once.
+
+use super::sched::TaskId;
+
+/// One armed timer.
+#[derive(Debug, Clone, Copy)]
+struct Timer {
+    expires: u64,
+    task: TaskId,
+}
+
+/// The bases of all CPUs.
+#[derive(Debug, Default)]
+pub struct HrtimerBases {
+    bases: Vec<Vec<Timer>>,
+    /// Per task: the CPU and heap slot of its armed timer.
+    slot: Vec<Option<(usize, usize)>>,
+}
+
+impl HrtimerBases {
+    pub fn new(nr_cpus: usize) -> HrtimerBases {
+        HrtimerBases {
+            bases: vec![Vec::new(); nr_cpus],
+            slot: Vec::new(),
+        }
+    }
+
+    /// Arm `task`'s sleep timer on `cpu` (re-arming moves it).
+    pub fn start(&mut self, cpu: usize, task: TaskId, expires: u64) {
+        self.cancel(task);
+        if task >= self.slot.len() {
+            self.slot.resize(task + 1, None);
+        }
+        let heap = &mut self.bases[cpu];
+        heap.push(Timer { expires, task });
+        let at = heap.len() - 1;
+        self.slot[task] = Some((cpu, at));
+        self.sift_up(cpu, at);
+    }
+
+    /// Remove `task`'s timer, expired or not (nothing if none is armed).
+    pub fn cancel(&mut self, task: TaskId) {
+        let Some((cpu, at)) = self.slot.get_mut(task).and_then(Option::take) else {
+            return;
+        };
+        let heap = &mut self.bases[cpu];
+        let last = heap.len() - 1;
+        heap.swap(at, last);
+        heap.pop();
+        if at < heap.len() {
+            self.slot[heap[at].task] = Some((cpu, at));
+            self.sift_down(cpu, at);
+            self.sift_up(cpu, at);
+        }
+    }
+
+    /// The earliest expiry armed on `cpu`.
+    pub fn next_expiry(&self, cpu: usize) -> Option<u64> {
+        self.bases[cpu].first().map(|t| t.expires)
+    }
+
+    /// Whether `task` has a timer armed on `cpu` expiring at `expires` (invariant checks).
+    pub fn is_armed(&self, task: TaskId, cpu: usize, expires: u64) -> bool {
+        match self.slot.get(task).copied().flatten() {
+            Some((c, at)) => c == cpu && self.bases[c][at].expires == expires,
+            None => false,
+        }
+    }
+
+    /// Timers armed in all bases.
+    pub fn len(&self) -> usize {
+        self.bases.iter().map(Vec::len).sum()
+    }
+
+    fn swap(&mut self, cpu: usize, a: usize, b: usize) {
+        let heap = &mut self.bases[cpu];
+        heap.swap(a, b);
+        self.slot[heap[a].task] = Some((cpu, a));
+        self.slot[heap[b].task] = Some((cpu, b));
+    }
+
+    /// Order by expiry, then task id (deterministic among equal expiries).
+    fn less(&self, cpu: usize, a: usize, b: usize) -> bool {
+        let h = &self.bases[cpu];
+        (h[a].expires, h[a].task) < (h[b].expires, h[b].task)
+    }
+
+    fn sift_up(&mut self, cpu: usize, mut at: usize) {
+        while at > 0 {
+            let parent = (at - 1) / 2;
+            if !self.less(cpu, at, parent) {
+                break;
+            }
+            self.swap(cpu, at, parent);
+            at = parent;
+        }
+    }
+
+    fn sift_down(&mut self, cpu: usize, mut at: usize) {
+        let n = self.bases[cpu].len();
+        loop {
+            let (l, r) = (2 * at + 1, 2 * at + 2);
+            let mut min = at;
+            if l < n && self.less(cpu, l, min) {
+                min = l;
+            }
+            if r < n && self.less(cpu, r, min) {
+                min = r;
+            }
+            if min == at {
+                break;
+            }
+            self.swap(cpu, at, min);
+            at = min;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_earliest_timer_of_each_cpu_survives_cancels() {
+        let mut b = HrtimerBases::new(2);
+        for (task, exp) in [(0, 50), (1, 10), (2, 30), (3, 20), (4, 40)] {
+            b.start(0, task, exp);
+        }
+        b.start(1, 5, 7);
+        assert_eq!(b.next_expiry(0), Some(10));
+        assert_eq!(b.next_expiry(1), Some(7));
+        b.cancel(1);
+        assert_eq!(b.next_expiry(0), Some(20));
+        b.cancel(2);
+        b.cancel(2);
+        b.start(0, 0, 15);
+        assert_eq!(b.next_expiry(0), Some(15));
+        assert!(b.is_armed(4, 0, 40));
+        b.cancel(0);
+        b.cancel(3);
+        assert_eq!(b.next_expiry(0), Some(40));
+        b.cancel(4);
+        b.cancel(5);
+        assert_eq!(
+            (b.next_expiry(0), b.next_expiry(1), b.len()),
+            (None, None, 0)
+        );
+    }
+}
