@@ -53,7 +53,7 @@ fn waking_fifo_task_preempts_a_fair_task_at_once() {
     let r = run_json("juno-r0", json, S, &[]);
     let rt = task(&r, "rt-1");
     assert!(rt.wakeups >= 99, "{} wakeups", rt.wakeups);
-    let switch_cost = schedlab::kernel::Variant::default().cost_context_switch_ns;
+    let switch_cost = wake_path_bound_ns("juno-r0", 1);
     assert!(
         rt.wakeup_latency_ns.max < switch_cost,
         "RT wakeup latency {} ns with a fair task running",
@@ -85,9 +85,7 @@ fn higher_fifo_priority_runs_first() {
     let r = fifo_pair(10, 20);
     let per = task(&r, "per-1");
     assert!(per.wakeups > 90);
-    assert!(
-        per.wakeup_latency_ns.max < schedlab::kernel::Variant::default().cost_context_switch_ns
-    );
+    assert!(per.wakeup_latency_ns.max < wake_path_bound_ns("juno-r0", 2));
     // ...and a lower-priority one never gets the CPU from a higher-priority hog (it runs only
     // its start-up, before rt-app's thread pins itself to the hog's CPU).
     let r = fifo_pair(20, 10);
@@ -150,28 +148,23 @@ fn lone_periodic_task_runs_at_once_and_meets_its_deadlines() {
     let p = task(&r, "p-0");
     assert!(p.activations >= 120, "{} activations", p.activations);
     assert_eq!(p.deadline_misses, 0);
-    // An idle CPU runs the woken task as soon as it is out of its idle state: the wait is
-    // at most the deepest exit latency (juno's cpu/cluster sleep), and all of it is that.
-    let plat = schedlab::platform::Platform::resolve("juno-r0").unwrap();
-    let deepest = plat
-        .cpus
-        .iter()
-        .flat_map(|c| &c.idle_states)
-        .chain(
-            plat.freq_domains
-                .iter()
-                .flat_map(|d| &d.cluster_idle_states),
-        )
-        .map(|s| s.exit_latency_ns)
+    // An idle CPU runs the woken task as soon as it is out of its idle state and through
+    // the kernel's wake-up path: at most the deepest exit latency (juno's cpu/cluster sleep)
+    // and the path, never waiting on the runqueue.
+    let bound = p
+        .cpu_runtime_ns
+        .keys()
+        .map(|c| wake_path_bound_ns("juno-r0", c.parse().unwrap()))
         .max()
         .unwrap();
     assert!(
-        p.wakeup_latency_ns.max <= deepest,
-        "{:?}",
+        p.wakeup_latency_ns.max <= bound,
+        "{:?} beyond {bound}",
         p.wakeup_latency_ns
     );
-    assert!(p.wakeup_latency_ns.max > 0);
-    assert!(p.idle_exit_ns >= p.wakeup_latency_ns.max);
+    let split = &p.latency_split_ns;
+    assert!(split.idle_exit_ns > 0 && split.wakeup_path_ns > 0);
+    assert_eq!(split.runqueue_ns, 0);
 }
 
 #[test]

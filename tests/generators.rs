@@ -157,18 +157,24 @@ fn cyclictest_beside_hackbench(policy: &str, groups: u32) -> Results {
 
 #[test]
 fn fifo_cyclictest_is_not_delayed_by_fair_load() {
-    // Alone on an idle CPU the thread runs as soon as it is woken: only the context switch.
+    // Alone on an idle CPU the thread runs as soon as it is woken: only the idle exit and
+    // the kernel's wake-up path.
+    let path_us = common::wake_path_bound_ns("smp8", 0) as f64 / 1000.0;
     let alone = run_json(
         "smp8",
         &cyclictest(&cyclictest_args("fifo", 1)).unwrap().to_string(),
         200 * MS,
         &[],
     );
-    assert!(metric(&alone, "max_us") <= 2.0);
+    assert!(metric(&alone, "max_us") <= path_us);
     let other = cyclictest_beside_hackbench("other", 4);
     let fifo = cyclictest_beside_hackbench("fifo", 4);
     // SCHED_FIFO preempts the hackbench tasks at once; SCHED_OTHER waits its turn.
-    assert!(metric(&fifo, "max_us") <= 2.0);
+    assert!(
+        metric(&fifo, "max_us") <= path_us,
+        "{}",
+        metric(&fifo, "max_us")
+    );
     assert!(
         metric(&other, "avg_us") > 10.0 * metric(&fifo, "avg_us"),
         "other avg {} µs, fifo avg {} µs",

@@ -27,7 +27,7 @@ use super::uclamp::{
 };
 use super::variant::{UpdateSites, Variant};
 use crate::error::InputError;
-use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
+use crate::platform::{Costs, Memory, Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Model, SimRng, Time};
 use crate::trace::{
     EventSelection, Observer, PeltFields, RtappLogs, TaskRef, TraceEvent, UclampFields, IDLE_COMM,
@@ -104,6 +104,10 @@ pub struct KernelOutputs {
 pub struct Kernel {
     pub platform: Platform,
     pub variant: Variant,
+    /// What the kernel paths cost and the memory refills come from: the platform's with the
+    /// variant's `cost.*`/`memory.*` switches.
+    pub costs: Costs,
+    pub memory: Memory,
     pub(super) workload: Workload,
     pub(super) user: UserSpace,
     pub tasks: Vec<Task>,
@@ -112,8 +116,8 @@ pub struct Kernel {
     pub fair: Fair,
     /// Scheduling domains, energy model, overutilized flag and balancer state.
     pub lb: Balance,
-    /// The CPU running `try_to_wake_up()` while it enqueues the woken task
-    /// (`smp_processor_id()` there): it pays for the enqueue's uclamp work.
+    /// The CPU doing the enqueue of `try_to_wake_up()` (the waker, or the target through
+    /// its wake list): it pays for the enqueue's work.
     ttwu_cpu: Option<usize>,
     pub(super) cpufreq: Cpufreq,
     /// uclamp sysctls, static key and switches.
@@ -190,10 +194,21 @@ impl Kernel {
                     e,
                 )
             })?;
+        // A run starts on a machine that has been idle: each policy at the frequency its
+        // governor holds idle CPUs at (performance: the highest; schedutil, the sampling
+        // governors and powersave: the lowest), as a quiet board is when a test starts.
+        let boot_opp = |d: &crate::platform::FreqDomain| {
+            if variant.governor == GovernorKind::Performance {
+                d.opps.len() - 1
+            } else {
+                0
+            }
+        };
         for (i, d) in platform.freq_domains.iter().enumerate() {
             let p = policies.get_mut(i);
             p.fast_switch = d.fast_switch;
             p.freq_table = d.freq_table;
+            p.cur_khz = d.opps[boot_opp(d)].freq_khz;
         }
         let cpufreq =
             Cpufreq::new(variant.governor, policies, &variant.cpufreq, &env).map_err(|e| {
@@ -213,8 +228,7 @@ impl Kernel {
             .freq_domains
             .iter()
             .map(|d| {
-                // cpufreq starts every policy at its highest frequency.
-                let opp = d.opps.len() - 1;
+                let opp = boot_opp(d);
                 Domain {
                     opp,
                     busy_cpus: 0,
@@ -242,7 +256,10 @@ impl Kernel {
                     tick_on: false,
                     work_gen: 0,
                     progress_ts: 0,
-                    uclamp_cost: 0,
+                    kernel_work: 0,
+                    irq_arrival: 0,
+                    last_mm: 0,
+                    touched_bytes: 0,
                     exec_start: 0,
                     freq_khz: freq,
                     capacity_cur: platform.capacity_at(cpu, freq) as u64,
@@ -291,11 +308,14 @@ impl Kernel {
             variant.governor == GovernorKind::Schedutil,
             variant.sched_migration_cost_ns,
         );
+        let (costs, memory) = variant.machine(&platform);
         let mut k = Kernel {
             fair: Fair::new(n, &variant),
             lb,
             ttwu_cpu: None,
             user: UserSpace::new(&workload),
+            costs,
+            memory,
             platform,
             variant,
             tasks: Vec::new(),
@@ -507,6 +527,17 @@ impl Kernel {
             sched_reset_on_fork: false,
             setattr_errors: 0,
             last_setattr_errno: None,
+            // A process of its own (hackbench's forked senders and receivers), or a thread
+            // of rt-app's process.
+            mm: if self.workload.tasks[spec].own_process {
+                pid
+            } else {
+                0
+            },
+            working_set: self.workload.tasks[spec].working_set,
+            ran_on: None,
+            touched_mark: 0,
+            last_ran: 0,
             stats: TaskStats {
                 cpu_runtime: vec![0; nr],
                 ..TaskStats::default()
@@ -604,6 +635,7 @@ impl Kernel {
         c.io_completions += task.stats.io_completions;
         c.forks += task.stats.forks;
         agg.wakeup_latency.merge(&task.stats.wakeup_latency);
+        agg.latency_split.add(&task.stats.latency_split);
         self.free_tasks.push(t);
     }
 
@@ -621,6 +653,9 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) {
         self.update_rq_clock(cpu, now);
+        let payer = self.ttwu_cpu.unwrap_or(cpu);
+        let levels = self.queue_levels(t);
+        self.charge(payer, self.costs.enqueue_ns * levels);
         if self.uclamp_enabled(t) {
             // uclamp_rq_inc() before the class enqueue.
             let ctx = self.uclamp_ctx(t);
@@ -628,7 +663,7 @@ impl Kernel {
             self.rqs[cpu]
                 .uclamp
                 .inc(&mut self.tasks[t].uclamp, ctx, &self.uclamp);
-            self.charge_uclamp(cpu, before);
+            self.charge_uclamp(payer, cpu, before);
         }
         let task = &mut self.tasks[t];
         debug_assert!(!task.on_rq, "task {} enqueued twice", task.pid);
@@ -698,10 +733,12 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) {
         self.update_rq_clock(cpu, now);
+        let levels = self.queue_levels(t);
+        self.charge(cpu, self.costs.enqueue_ns * levels);
         if self.uclamp_enabled(t) {
             let before = self.rqs[cpu].uclamp.ops.total();
             self.rqs[cpu].uclamp.dec(&mut self.tasks[t].uclamp);
-            self.charge_uclamp(cpu, before);
+            self.charge_uclamp(cpu, cpu, before);
         }
         let task = &mut self.tasks[t];
         debug_assert!(task.on_rq && task.cpu == cpu);
@@ -836,24 +873,45 @@ impl Kernel {
         self.variant.uclamp_task && self.uclamp.active() && self.tasks[t].class() != Class::Dl
     }
 
-    /// The bucket operations `cpu`'s rq did since its count was `before` cost that CPU
-    /// `cost.uclamp_rq_op_ns` each, charged to what it runs now or next (see [`Rq::uclamp_cost`]).
-    /// At a wakeup, `ttwu_queue()`: a waker sharing the target's LLC enqueues the task itself
-    /// and pays; across LLCs the target CPU does (the wake list).
-    fn charge_uclamp(&mut self, cpu: usize, before: u64) {
+    /// The bucket operations `cpu`'s rq did since its count was `before` cost `payer`
+    /// `cost.uclamp_rq_op_ns` each, charged to what it runs now or next.
+    fn charge_uclamp(&mut self, payer: usize, cpu: usize, before: u64) {
         let ops = self.rqs[cpu].uclamp.ops.total() - before;
-        let payer = match self.ttwu_cpu {
-            Some(w) if self.lb.topo.share_cache(w, cpu) => w,
-            _ => cpu,
-        };
-        self.rqs[payer].uclamp_cost +=
-            ops * self.variant.cost_uclamp_rq_op_ns * SCHED_CAPACITY_SCALE as u64;
+        self.charge(payer, ops * self.costs.uclamp_rq_op_ns);
     }
 
-    /// Take `cpu`'s pending uclamp cost as wall time at its current capacity.
-    fn take_uclamp_cost(&mut self, cpu: usize) -> u64 {
+    /// `cpu` runs `ns` of kernel work (ns at capacity 1024) on behalf of what it runs now,
+    /// or of the next task it runs: charged as time before that task's work progresses
+    /// ([`Rq::kernel_work`]).
+    pub(super) fn charge(&mut self, cpu: usize, ns: u64) {
+        self.rqs[cpu].kernel_work += ns * SCHED_CAPACITY_SCALE as u64;
+    }
+
+    /// Take `cpu`'s pending kernel work as wall time at its current capacity.
+    fn take_kernel_work(&mut self, cpu: usize) -> u64 {
         let rq = &mut self.rqs[cpu];
-        std::mem::take(&mut rq.uclamp_cost).div_ceil(rq.capacity_cur.max(1))
+        std::mem::take(&mut rq.kernel_work).div_ceil(rq.capacity_cur.max(1))
+    }
+
+    /// The runqueues an enqueue or dequeue of `t` walks: its group levels for a fair task
+    /// (`for_each_sched_entity`), one for RT and deadline tasks.
+    fn queue_levels(&self, t: TaskId) -> u64 {
+        match self.tasks[t].class() {
+            Class::Fair => self.fair.levels(self.tasks[t].se),
+            Class::Rt | Class::Dl => 1,
+        }
+    }
+
+    /// An interrupt reaches `cpu` at `at`: nothing it brings runs before then, and an idle
+    /// CPU starts leaving its idle state then (`idle_exit_pending`).
+    fn interrupt_arrives(&mut self, cpu: usize, at: Time) {
+        let rq = &mut self.rqs[cpu];
+        rq.irq_arrival = rq.irq_arrival.max(at);
+    }
+
+    /// Wall time of `ns` of work (at capacity 1024) on `cpu` now.
+    fn work_wall_ns(&self, cpu: usize, ns: u64) -> u64 {
+        (ns * SCHED_CAPACITY_SCALE as u64).div_ceil(self.rqs[cpu].capacity_cur.max(1))
     }
 
     /// The task's group clamps and class, for its effective uclamp values.
@@ -1127,10 +1185,10 @@ impl Kernel {
         rq.work_gen += 1;
         let Some(t) = rq.curr else { return };
         let mut start = rq.progress_ts.max(now);
-        // The running task pays for the uclamp work it just did, unless a switch is due at
-        // once (that switch charges it).
-        if rq.uclamp_cost > 0 && !rq.need_resched {
-            start += self.take_uclamp_cost(cpu);
+        // The running task pays for the kernel work done on its behalf (the system call's
+        // wake-ups, an interrupt), unless a switch is due at once (that switch charges it).
+        if rq.kernel_work > 0 && !rq.need_resched {
+            start += self.take_kernel_work(cpu);
             self.rqs[cpu].progress_ts = start;
         }
         let rq = &self.rqs[cpu];
@@ -1317,6 +1375,12 @@ impl Kernel {
         self.hrtimers.cancel(t);
         task.stats.wakeups += 1;
         task.stats.woken_at = Some(now);
+        let costs = self.costs;
+        let scanned = self.placement_scan(t);
+        self.charge(
+            waker_cpu,
+            costs.ttwu_ns + costs.select_ns + costs.select_cpu_ns * scanned,
+        );
         let cpu = self.select_task_rq(t, prev, waker_cpu, false, now);
         let migrated = cpu != prev;
         if migrated {
@@ -1329,7 +1393,17 @@ impl Kernel {
             }
             self.set_task_cpu(t, cpu, now, waker_cpu);
         }
-        self.ttwu_cpu = Some(waker_cpu);
+        // ttwu_queue(): through the target's wake list, with an IPI, when the target does
+        // not share the waker's LLC or is idle (v6.1 `ttwu_queue_cond`, TTWU_QUEUE); the
+        // target then does the enqueue after the IPI arrives.
+        let wakelist = self.variant.features.ttwu_queue
+            && cpu != waker_cpu
+            && (!self.lb.topo.share_cache(waker_cpu, cpu) || self.rqs[cpu].nr_running == 0);
+        if wakelist {
+            self.send_ipi(waker_cpu, cpu, now, Some(t));
+        }
+        let was_resched = self.rqs[cpu].need_resched;
+        self.ttwu_cpu = Some(if wakelist { cpu } else { waker_cpu });
         self.enqueue_task(
             t,
             cpu,
@@ -1348,10 +1422,103 @@ impl Kernel {
         // still saw it in iowait.
         self.tasks[t].in_iowait = false;
         self.check_preempt_curr(cpu, t, false, now);
+        // A preemption of another CPU's task takes a reschedule IPI (`resched_curr`); the
+        // wake list's IPI already carries it.
+        let rq = &self.rqs[cpu];
+        if !wakelist && cpu != waker_cpu && rq.need_resched && !was_resched && rq.curr.is_some() {
+            self.send_ipi(waker_cpu, cpu, now, None);
+        }
         self.emit_task(now, waker_cpu, t, |p| TraceEvent::SchedWakeup {
             p,
             target_cpu: cpu,
         });
+    }
+
+    /// `from` sends `to` an IPI at `now`, after the kernel work it has done so far (the
+    /// wake-up that asks for it): `from` pays the send, `to` takes the interrupt when it
+    /// arrives (leaving idle first). With `woken`, it carries that task's wake-up, whose
+    /// latency split records the delivery and the handler.
+    fn send_ipi(&mut self, from: usize, to: usize, now: Time, woken: Option<TaskId>) {
+        let c = self.costs;
+        self.charge(from, c.ipi_send_ns);
+        let lead = self.rqs[from]
+            .kernel_work
+            .div_ceil(self.rqs[from].capacity_cur.max(1));
+        self.interrupt_arrives(to, now + lead + c.ipi_latency_ns);
+        self.charge(to, c.irq_ns);
+        if let Some(t) = woken {
+            let handler = self.work_wall_ns(to, c.irq_ns);
+            let st = &mut self.tasks[t].stats;
+            st.wake_ipi_ns += c.ipi_latency_ns;
+            st.wake_irq_ns += handler;
+        }
+    }
+
+    /// The CPUs `select_task_rq` examines for `t`, for its cost: on asymmetric systems the
+    /// capacity scan of every CPU (and EAS's `compute_energy` over each performance domain
+    /// for each candidate), else the LLC's idle scan; RT's cpupri search looks at every CPU.
+    fn placement_scan(&self, t: TaskId) -> u64 {
+        let n = self.platform.nr_cpus() as u64;
+        match self.tasks[t].class() {
+            Class::Fair if self.platform.is_asymmetric() => {
+                n + if self.lb.eas && !self.lb.overutilized {
+                    n * (self.platform.freq_domains.len() as u64 + 1)
+                } else {
+                    0
+                }
+            }
+            Class::Fair => self.lb.topo.llc[self.tasks[t].cpu].weight() as u64,
+            Class::Rt | Class::Dl => n,
+        }
+    }
+
+    /// The kernel work an interrupt or path charged to `cpu` delays what it runs now: the
+    /// running task's work resumes after it (unless a switch is due, which charges it). A
+    /// CPU that stays idle (the wake-up went elsewhere) did the work on its way back to the
+    /// idle loop, delaying nothing modelled.
+    fn pay_now(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        let rq = &self.rqs[cpu];
+        if rq.need_resched || rq.kernel_work == 0 {
+            return;
+        }
+        if rq.curr.is_some() {
+            self.account_progress(cpu, now);
+            self.arm_work(cpu, now, q);
+        } else if self.rqs[cpu].nr_running == 0 {
+            self.rqs[cpu].kernel_work = 0;
+        }
+    }
+
+    /// Wall time `t`, switched in on `cpu`, spends refilling the part of its working set it
+    /// lost: to the tasks that ran on its CPU since (from the LLC, or from memory once they
+    /// touched more than the LLC holds), or all of its private cache's share after a
+    /// migration in the LLC, all of the LLC's share after a migration across LLCs (from
+    /// memory). A task's first run is a cold start, not a refill.
+    fn cache_refill_ns(&mut self, t: TaskId, cpu: usize) -> u64 {
+        let m = self.memory;
+        let (private, llc) = (m.private_kib * 1024, m.llc_kib * 1024);
+        let ws = self.tasks[t].working_set;
+        let touched = self.rqs[cpu].touched_bytes;
+        let (bytes, mb_s) = match self.tasks[t].ran_on {
+            Some(c) if c == cpu => {
+                let others = touched - self.tasks[t].touched_mark;
+                let bw = if others > llc {
+                    m.dram_mb_s
+                } else {
+                    m.llc_mb_s
+                };
+                (ws.min(private).min(others), bw)
+            }
+            Some(c) if self.lb.topo.share_cache(c, cpu) => (ws.min(private), m.llc_mb_s),
+            Some(_) => (ws.min(llc), m.dram_mb_s),
+            None => (0, m.dram_mb_s),
+        };
+        let rq = &mut self.rqs[cpu];
+        rq.touched_bytes += ws;
+        let task = &mut self.tasks[t];
+        task.touched_mark = rq.touched_bytes;
+        task.ran_on = Some(cpu);
+        Memory::refill_ns(bytes, mb_s)
     }
 
     // ----- schedule() -------------------------------------------------------------------
@@ -1447,6 +1614,7 @@ impl Kernel {
         if self.idle_exit_pending(cpu, now, q) {
             return;
         }
+        self.charge(cpu, self.costs.schedule_ns);
         let prev = self.rqs[cpu].curr;
         let mut prev_state = TaskState::Running;
         if let Some(p) = prev {
@@ -1494,6 +1662,8 @@ impl Kernel {
                 self.arm_nohz_stats(cpu, now, q);
             }
         } else if next.is_none() {
+            // Woken for nothing: the work done on the way ends with it.
+            self.rqs[cpu].kernel_work = 0;
             self.idle_exit_abort(cpu, now, q);
         }
         if self.rqs[cpu].rt.nr_running >= 2 {
@@ -1537,28 +1707,53 @@ impl Kernel {
             };
             obs.event(now, cpu, prev.map(|_| pr), &ev);
         }
-        // The switch also charges the uclamp work done on this CPU meanwhile (prev's
-        // dequeue among it); going idle, the next task to run here pays it.
-        let uclamp = if next.is_some() {
-            self.take_uclamp_cost(cpu)
-        } else {
-            0
+        if let Some(p) = prev {
+            self.tasks[p].last_ran = now;
+            if prev_state == TaskState::Running {
+                self.tasks[p].stats.preempted_at = Some(now);
+            }
+        }
+        // The switch charges the kernel work done on this CPU meanwhile (prev's dequeue,
+        // this schedule(), an interrupt's handler and try_to_wake_up among it) before next's
+        // own code runs, no earlier than the interrupt that woke this CPU arrived, and with
+        // next's cache refill. Going idle, the work ends with the CPU's last task (the idle
+        // loop's own time is not modelled).
+        let (start, progress) = match next {
+            Some(n) => {
+                let c = self.costs;
+                let mm = self.tasks[n].mm;
+                let mm_switch = if mm != self.rqs[cpu].last_mm {
+                    c.mm_switch_ns
+                } else {
+                    0
+                };
+                let levels = self.queue_levels(n);
+                self.charge(
+                    cpu,
+                    c.context_switch_ns + mm_switch + c.pick_level_ns * (levels - 1),
+                );
+                let refill = self.cache_refill_ns(n, cpu);
+                let work = self.take_kernel_work(cpu);
+                let rq = &mut self.rqs[cpu];
+                rq.last_mm = mm;
+                let start = now.max(rq.irq_arrival);
+                (start, start + work + refill)
+            }
+            None => {
+                self.take_kernel_work(cpu);
+                (now, now)
+            }
         };
         let rq = &mut self.rqs[cpu];
         rq.curr = next;
         rq.exec_start = now;
-        rq.progress_ts =
-            now + if next.is_some() {
-                self.variant.cost_context_switch_ns
-            } else {
-                0
-            } + uclamp;
+        rq.progress_ts = progress;
         if let Some(n) = next {
-            let task = &mut self.tasks[n];
-            task.stats.idle_exit_ns += idle_exit;
-            if let Some(w) = task.stats.woken_at.take() {
-                task.stats.wakeup_latency.record(now - w);
+            let st = &mut self.tasks[n].stats;
+            if st.woken_at.is_some() {
+                st.wake_idle_exit_ns = idle_exit;
             }
+            record_latency(st, start, progress);
         }
         if let Some(p) = prev {
             if self.tasks[p].state == TaskState::Dead {
@@ -1605,6 +1800,9 @@ impl Kernel {
         self.update_rq_clock(cpu, now);
         self.update_curr(cpu, now);
         let Some(t) = self.rqs[cpu].curr else { return };
+        // The tick interrupt runs in front of the task.
+        let c = self.costs;
+        self.charge(cpu, c.irq_ns + c.tick_ns);
         match self.tasks[t].class() {
             Class::Fair => {
                 if self.fair.task_tick(cpu, now) == Preempt::Yes {
@@ -1781,10 +1979,11 @@ impl Kernel {
             if let Some(c) = rq.curr {
                 assert_eq!(self.tasks[c].cpu, cpu, "current task on the wrong CPU");
             }
-            // uclamp costs CPU time only while its fast path runs (the static key).
+            // Kernel work is charged at the next switch or work arming: an idle CPU carries
+            // some only for the task it is about to run.
             assert!(
-                rq.uclamp_cost == 0 || (self.variant.uclamp_task && self.uclamp.active()),
-                "cpu {cpu}: uclamp cost without uclamp in the fast path"
+                rq.kernel_work == 0 || rq.curr.is_some() || rq.need_resched || rq.nr_running > 0,
+                "cpu {cpu}: kernel work pending on an idle CPU"
             );
         }
         self.channels.check_invariants();
@@ -1813,6 +2012,7 @@ impl Model for Kernel {
                     return false;
                 }
                 self.scheduler_tick(cpu, now, q);
+                self.pay_now(cpu, now, q);
                 q.schedule(now + self.variant.tick_ns(), Event::Tick { cpu, gen });
             }
             Event::WorkDone { cpu, gen } => {
@@ -1837,8 +2037,22 @@ impl Model for Kernel {
                 if gen != self.tasks[task].wake_gen {
                     return false;
                 }
+                // The hrtimer of a sleep (or the device's completion interrupt) fires on
+                // the CPU the task slept on, which leaves idle for it and runs the wake-up.
                 let cpu = self.tasks[task].cpu;
+                self.interrupt_arrives(cpu, now);
+                let c = self.costs;
+                let irq = c.irq_ns
+                    + if self.tasks[task].in_iowait {
+                        0
+                    } else {
+                        c.hrtimer_ns
+                    };
+                self.charge(cpu, irq);
+                let irq_wall = self.work_wall_ns(cpu, irq);
+                self.tasks[task].stats.wake_irq_ns = irq_wall;
                 self.try_to_wake_up(task, cpu, now, q);
+                self.pay_now(cpu, now, q);
                 // The timer's interrupt woke `cpu`; if the sleeper went elsewhere, it idles on.
                 self.cpuidle_wakeup(cpu, false, now, q);
             }
@@ -1858,6 +2072,36 @@ impl Model for Kernel {
         self.resched_pending(now, q);
         true
     }
+}
+
+/// A task switched in at `now` runs its own code from `progress`, after the kernel work
+/// that started at `start` (the switch, or the arrival of the interrupt it waited for): its
+/// pending wake-up's latency and where it went, or the end of its wait after a preemption.
+///
+/// The split is attributed in order, so that its parts sum to the latency: the idle exit,
+/// then the interrupt (an IPI's delivery and the handlers), then the wake-up path (the work
+/// the switch charged after `start`), and what is left is time spent waiting on the runqueue.
+fn record_latency(st: &mut TaskStats, start: Time, progress: Time) {
+    if let Some(w) = st.woken_at.take() {
+        let total = progress - w;
+        st.wakeup_latency.record(total);
+        let idle_exit = st.wake_idle_exit_ns.min(total);
+        let irq = (st.wake_ipi_ns + st.wake_irq_ns).min(total - idle_exit);
+        let path = (progress - start)
+            .saturating_sub(st.wake_irq_ns)
+            .min(total - idle_exit - irq);
+        let split = &mut st.latency_split;
+        split.idle_exit_ns += idle_exit;
+        split.irq_ns += irq;
+        split.wakeup_path_ns += path;
+        split.runqueue_ns += total - idle_exit - irq - path;
+    }
+    if let Some(p) = st.preempted_at.take() {
+        st.latency_split.preempted_ns += progress - p;
+    }
+    st.wake_idle_exit_ns = 0;
+    st.wake_ipi_ns = 0;
+    st.wake_irq_ns = 0;
 }
 
 pub(super) fn task_ref(t: &Task) -> TaskRef<'_> {

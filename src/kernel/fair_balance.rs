@@ -19,7 +19,7 @@ use super::topology::Topology;
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Time};
 use crate::trace::TraceEvent;
-use crate::workload::CpuSet;
+use crate::workload::{CpuSet, Policy};
 
 /// `fits_capacity()`: util fits with the ~20% margin.
 pub fn fits_capacity(util: u64, capacity: u64) -> bool {
@@ -1494,6 +1494,10 @@ impl Kernel {
         let mut moved = 0;
         let mut examined = 0;
         let failed = self.lb.sd[dst][level].nr_balance_failed;
+        let d = &self.lb.topo.domains[dst][level];
+        // can_migrate_task(): a cache-hot task stays until balancing failed more than
+        // cache_nice_tries times; SMT siblings share their caches.
+        let hot_matters = failed <= d.cache_nice_tries && !d.share_cpucapacity;
         for _ in 0..32 {
             if self.rqs[src].nr_running <= 1 {
                 break;
@@ -1504,6 +1508,9 @@ impl Kernel {
             let accept = |t: TaskId| {
                 examined_here.set(examined_here.get() + 1);
                 if Some(t) == curr || !self.tasks[t].cpus_allowed.contains(dst) {
+                    return false;
+                }
+                if hot_matters && self.task_hot(t, now) {
                     return false;
                 }
                 match migration {
@@ -1539,6 +1546,19 @@ impl Kernel {
             }
         }
         (moved, examined)
+    }
+
+    /// `task_hot()`: `t` ran less than `sysctl_sched_migration_cost` ago (-1 is not a value
+    /// the switch takes; 0 makes no task hot). SCHED_IDLE tasks are never hot. The buddy
+    /// rule (CACHE_HOT_BUDDY: a next or last buddy is hot while the destination runs
+    /// something) is not modelled.
+    fn task_hot(&self, t: TaskId, now: Time) -> bool {
+        let task = &self.tasks[t];
+        let cost = self.variant.sched_migration_cost_ns;
+        task.class() == Class::Fair
+            && task.policy != Policy::Idle
+            && cost != 0
+            && now.saturating_sub(task.last_ran) < cost
     }
 
     /// The stopper of an active balance: the task running on `cpu` when it reschedules moves

@@ -171,8 +171,11 @@ impl Kernel {
         if let Some((_, until)) = self.cpuidle[cpu].exiting {
             return now < until;
         }
-        let until = now + self.idle_exit_latency_ns(cpu);
-        self.cpuidle[cpu].exiting = Some((now, until));
+        // The exit starts when the interrupt that brought the task arrives (an IPI may
+        // still be on its way).
+        let start = now.max(rq.irq_arrival);
+        let until = start + self.idle_exit_latency_ns(cpu);
+        self.cpuidle[cpu].exiting = Some((start, until));
         if until == now {
             return false;
         }

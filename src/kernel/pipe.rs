@@ -13,11 +13,12 @@
 //!   never finds its condition gone, and no data is ever lost or duplicated — the same
 //!   choice the futex module makes for mutexes (the kernel wakes waiters that retry).
 //!
-//! The CPU cost of each read and write (`IpcCosts`) is charged by the kernel to the task that
+//! The CPU cost of each read and write (the platform's `IpcCosts`) is charged by the kernel to the task that
 //! does it, after the operation, also when it had blocked.
 
 use std::collections::VecDeque;
 
+use crate::platform::IpcCosts;
 use crate::workload::{ChannelKind, ChannelSpec};
 
 pub type TaskId = usize;
@@ -25,56 +26,21 @@ pub type TaskId = usize;
 /// Bytes of one TCP segment on loopback (its 64 KiB MTU, also the GSO limit).
 const TCP_SEGMENT: u64 = 65_536;
 
-/// CPU costs of channel operations, ns at capacity 1024 (switches `cost.*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IpcCosts {
-    /// One pipe `read` or `write` (syscall, pipe lock, wake-up of the other side).
-    pub pipe_op_ns: u64,
-    /// One AF_UNIX stream `send` or `recv` (also the skb allocation or free).
-    pub unix_op_ns: u64,
-    /// One UDP/TCP packet through the protocol layers (a UDP `send`, a UDP or TCP `recv`).
-    pub inet_op_ns: u64,
-    /// One TCP `send` that appends to the socket's write queue: small sends are coalesced
-    /// (autocorking, Nagle) into segments of up to 64 KiB on loopback, whose transmit and
-    /// receive work (`inet_op_ns` + `net_rx_ns`) each send pays pro rata of its bytes.
-    pub tcp_send_ns: u64,
-    /// The loopback receive softirq of one packet (`net_rx_action` → IP → UDP/TCP receive),
-    /// run on the sending CPU as loopback transmission does, so charged to the sender.
-    pub net_rx_ns: u64,
-    /// Copying to or from user space, picoseconds per byte, on each side.
-    pub copy_ps_per_byte: u64,
-}
-
-impl Default for IpcCosts {
-    fn default() -> Self {
-        IpcCosts {
-            pipe_op_ns: 2_800,
-            unix_op_ns: 4_800,
-            inet_op_ns: 4_000,
-            tcp_send_ns: 600,
-            net_rx_ns: 4_000,
-            copy_ps_per_byte: 570,
+/// CPU time (ns at capacity 1024) of one send (`send`) or receive of `bytes` on a channel
+/// of `kind` with the platform's channel costs `k`; `syscall_ns` is the cost of a futex
+/// operation.
+pub fn op_ns(k: &IpcCosts, kind: ChannelKind, send: bool, bytes: u64, syscall_ns: u64) -> u64 {
+    let copy = bytes.saturating_mul(k.copy_ps_per_byte) / 1000;
+    match kind {
+        ChannelKind::Pipe => k.pipe_op_ns + copy,
+        ChannelKind::Unix => k.unix_op_ns + copy,
+        ChannelKind::Udp if send => k.inet_op_ns + k.net_rx_ns + copy,
+        ChannelKind::Tcp if send => {
+            let segment = (k.inet_op_ns + k.net_rx_ns).saturating_mul(bytes) / TCP_SEGMENT;
+            k.tcp_send_ns + copy + segment
         }
-    }
-}
-
-impl IpcCosts {
-    /// CPU time (ns at capacity 1024) of one send (`send`) or receive of `bytes` on a
-    /// channel of `kind`; `syscall_ns` is the cost of a futex operation.
-    pub fn op_ns(&self, kind: ChannelKind, send: bool, bytes: u64, syscall_ns: u64) -> u64 {
-        let copy = bytes.saturating_mul(self.copy_ps_per_byte) / 1000;
-        match kind {
-            ChannelKind::Pipe => self.pipe_op_ns + copy,
-            ChannelKind::Unix => self.unix_op_ns + copy,
-            ChannelKind::Udp if send => self.inet_op_ns + self.net_rx_ns + copy,
-            ChannelKind::Tcp if send => {
-                let segment =
-                    (self.inet_op_ns + self.net_rx_ns).saturating_mul(bytes) / TCP_SEGMENT;
-                self.tcp_send_ns + copy + segment
-            }
-            ChannelKind::Tcp | ChannelKind::Udp => self.inet_op_ns + copy,
-            ChannelKind::Futex => syscall_ns,
-        }
+        ChannelKind::Tcp | ChannelKind::Udp => k.inet_op_ns + copy,
+        ChannelKind::Futex => syscall_ns,
     }
 }
 
@@ -409,20 +375,13 @@ mod tests {
 
     #[test]
     fn sockets_cost_more_than_pipes_and_bytes_cost_more() {
-        let k = IpcCosts::default();
-        let pipe = k.op_ns(ChannelKind::Pipe, true, 100, 500);
-        let unix = k.op_ns(ChannelKind::Unix, true, 100, 500);
-        assert!(pipe < unix);
-        assert!(
-            k.op_ns(ChannelKind::Udp, true, 64, 500) < k.op_ns(ChannelKind::Udp, true, 16384, 500)
-        );
+        let k = crate::platform::preset("smp8").unwrap().costs.ipc;
+        let op = |kind, send, bytes| op_ns(&k, kind, send, bytes, 500);
+        assert!(op(ChannelKind::Pipe, true, 100) < op(ChannelKind::Unix, true, 100));
+        assert!(op(ChannelKind::Udp, true, 64) < op(ChannelKind::Udp, true, 16384));
         // Small TCP sends are coalesced: far cheaper than a datagram each.
-        assert!(
-            k.op_ns(ChannelKind::Tcp, true, 64, 500) * 4 < k.op_ns(ChannelKind::Udp, true, 64, 500)
-        );
+        assert!(op(ChannelKind::Tcp, true, 64) * 4 < op(ChannelKind::Udp, true, 64));
         // The loopback softirq runs on the sending side.
-        assert!(
-            k.op_ns(ChannelKind::Udp, false, 64, 500) < k.op_ns(ChannelKind::Udp, true, 64, 500)
-        );
+        assert!(op(ChannelKind::Udp, false, 64) < op(ChannelKind::Udp, true, 64));
     }
 }

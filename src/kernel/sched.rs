@@ -84,9 +84,44 @@ pub struct TaskStats {
     pub cpu_runtime: Vec<u64>,
     /// When the last wakeup happened, until the task is switched in.
     pub woken_at: Option<u64>,
+    /// Of the pending wakeup, wall ns: the idle exit it waited for, an IPI's delivery, and
+    /// the interrupt handlers (timer and hrtimer, or the IPI's) that ran before it.
+    pub wake_idle_exit_ns: u64,
+    pub wake_ipi_ns: u64,
+    pub wake_irq_ns: u64,
+    /// When the task was preempted (switched out still runnable), until it runs again.
+    pub preempted_at: Option<u64>,
+    /// From a wakeup to the task running its own code again.
     pub wakeup_latency: LatencyHistogram,
-    /// Time the task's switch-ins waited for their CPU to leave its idle state, ns.
+    pub latency_split: LatencySplit,
+}
+
+/// Where a task's wake-up latency went (sums over its wakeups, ns), as `perf sched
+/// latency` and runqlat users read it, and the time it waited after being preempted.
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+pub struct LatencySplit {
+    /// The CPU leaving its idle state.
     pub idle_exit_ns: u64,
+    /// The interrupt that carried the wake-up: a timer interrupt and the hrtimer expiry,
+    /// or an IPI (its delivery and the target's interrupt entry).
+    pub irq_ns: u64,
+    /// `try_to_wake_up` after the interrupt, `schedule()`, the context switch, and the
+    /// cache refill before the task's own code runs.
+    pub wakeup_path_ns: u64,
+    /// Waiting on the runqueue while other tasks ran.
+    pub runqueue_ns: u64,
+    /// Runnable after being preempted, until running again (not part of wake-up latency).
+    pub preempted_ns: u64,
+}
+
+impl LatencySplit {
+    pub fn add(&mut self, o: &LatencySplit) {
+        self.idle_exit_ns += o.idle_exit_ns;
+        self.irq_ns += o.irq_ns;
+        self.wakeup_path_ns += o.wakeup_path_ns;
+        self.runqueue_ns += o.runqueue_ns;
+        self.preempted_ns += o.preempted_ns;
+    }
 }
 
 /// Summed counters of threads (exited forked threads of one workload task).
@@ -106,6 +141,7 @@ pub struct ThreadCounts {
 pub struct ExitedForks {
     pub counts: ThreadCounts,
     pub wakeup_latency: LatencyHistogram,
+    pub latency_split: LatencySplit,
 }
 
 /// `struct task_struct`, reduced to what the scheduler models.
@@ -153,6 +189,15 @@ pub struct Task {
     /// sched_setattr calls (rt-app's util_min/util_max) that failed, and the last errno.
     pub setattr_errors: u64,
     pub last_setattr_errno: Option<&'static str>,
+    /// The address space (`mm`): the workload's process, or one of the task's own.
+    pub mm: u32,
+    /// Bytes the task touches between switches (its working set), and where it last ran
+    /// with the value of that CPU's `touched_bytes` then, for cache refills.
+    pub working_set: u64,
+    pub ran_on: Option<usize>,
+    pub touched_mark: u64,
+    /// When the task last ran (`se.exec_start` as `task_hot()` reads it on a queued task).
+    pub last_ran: u64,
     pub stats: TaskStats,
 }
 
@@ -187,9 +232,16 @@ pub struct Rq {
     /// From when the running task's work progresses (after the context-switch cost); work
     /// before this instant has been accounted.
     pub progress_ts: u64,
-    /// uclamp fast-path work (capacity·ns, `cost.uclamp_rq_op_ns` per bucket operation) this
-    /// CPU did on behalf of its current task and has not yet charged to it.
-    pub uclamp_cost: u64,
+    /// Kernel work (capacity·ns, the paths of `platform/costs.rs`) this CPU did or has to do
+    /// on behalf of what it runs now or next and has not yet charged to it.
+    pub kernel_work: u64,
+    /// The latest interrupt (a timer, an IPI on its way) to reach this CPU: what it brings
+    /// runs no earlier, and an idle CPU starts leaving its idle state then.
+    pub irq_arrival: u64,
+    /// The address space the CPU last ran in (the idle task borrows it: lazy TLB).
+    pub last_mm: u32,
+    /// Working-set bytes of the tasks switched in here so far (what evicted whom).
+    pub touched_bytes: u64,
     /// Start of the running task's current accounting interval (`exec_start`).
     pub exec_start: u64,
     /// Current frequency and capacity at it.

@@ -35,7 +35,7 @@ impl Kernel {
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
-        let cost = self.variant.cost_syscall_ns * SCHED_CAPACITY_SCALE as u64;
+        let cost = self.costs.syscall_ns * SCHED_CAPACITY_SCALE as u64;
         self.thread_start(t, cpu, now);
         let task = &mut self.tasks[t];
         let mut ctx = UserCtx {
@@ -151,9 +151,8 @@ impl Kernel {
     /// CPU work (capacity·ns) of one channel read or write of `bytes`.
     fn channel_op_work(&self, chan: usize, send: bool, bytes: u64) -> u64 {
         let kind = self.channels.chans[chan].kind;
-        self.variant
-            .ipc
-            .op_ns(kind, send, bytes, self.variant.cost_syscall_ns)
+        let costs = &self.costs;
+        super::pipe::op_ns(&costs.ipc, kind, send, bytes, costs.syscall_ns)
             * SCHED_CAPACITY_SCALE as u64
     }
 

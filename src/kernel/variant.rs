@@ -5,10 +5,9 @@
 
 use super::cpufreq::{GovernorKind, Tunables};
 use super::cpuidle::CpuidleGovernor;
-use super::pipe::IpcCosts;
 use super::uclamp::{RtSync, StaticKeyMode, Sysctl, TgRestrict};
 use crate::error::InputError;
-use crate::platform::Platform;
+use crate::platform::{Costs, MachineField, Memory, Platform, COST_FIELDS, MEMORY_FIELDS};
 use serde_json::{Map, Value};
 
 /// Where `cpufreq_update_util()` is called from (SPEC §7.1, seed 004).
@@ -229,18 +228,12 @@ pub struct Variant {
     pub sched_rt_period_us: u64,
     /// kernel.sched_rr_timeslice_ms.
     pub sched_rr_timeslice_ms: u64,
-    /// Cost of a context switch: CPU time between switching a task in and it progressing.
-    pub cost_context_switch_ns: u64,
-    /// CPU time of a system call that does not block (lock, signal, fork, setaffinity, …).
-    pub cost_syscall_ns: u64,
-    /// CPU time (ns at capacity 1024) of one uclamp fast-path bucket operation: a
-    /// `uclamp_rq_inc_id()`, a `uclamp_rq_dec_id()` or a `uclamp_rq_max_value()` rescan.
-    pub cost_uclamp_rq_op_ns: u64,
+    /// `cost.*` and `memory.*` written with `--set`: replace the platform's `[costs]` and
+    /// `[memory]` values (see [`Variant::machine`]), in the order written.
+    pub machine_sets: Vec<(String, u64)>,
     /// Delay between schedutil queueing its kthread work (drivers without fast switch) or a
     /// dbs governor queueing its work and that work setting the frequency.
     pub cost_cpufreq_work_ns: u64,
-    /// `cost.pipe_op_ns` etc.: CPU costs of pipe and socket reads and writes.
-    pub ipc: IpcCosts,
     /// Blocking I/O service times vary uniformly by ± this percentage (seeded): devices
     /// are not metronomes, and a perfectly periodic I/O loop phase-locks with the governor.
     pub io_jitter_pct: u64,
@@ -264,6 +257,8 @@ pub struct Features {
     pub util_est_fastup: bool,
     /// SIS_UTIL: `select_idle_cpu` scans at most the LLC's `nr_idle_scan` CPUs.
     pub sis_util: bool,
+    /// TTWU_QUEUE: remote wake-ups go through the target's wake list (with an IPI).
+    pub ttwu_queue: bool,
 }
 
 impl Default for Features {
@@ -279,6 +274,7 @@ impl Default for Features {
             util_est: true,
             util_est_fastup: true,
             sis_util: true,
+            ttwu_queue: true,
         }
     }
 }
@@ -319,11 +315,8 @@ impl Default for Variant {
             sched_rt_runtime_us: 950_000,
             sched_rt_period_us: 1_000_000,
             sched_rr_timeslice_ms: 100,
-            cost_context_switch_ns: 1_000,
-            cost_syscall_ns: 500,
-            cost_uclamp_rq_op_ns: 120,
+            machine_sets: Vec::new(),
             cost_cpufreq_work_ns: 50_000,
-            ipc: IpcCosts::default(),
             io_jitter_pct: 10,
             start_spread_ns: 20_000,
         }
@@ -408,6 +401,7 @@ const KNOBS: &[Knob] = &[
     knob!("feature.UTIL_EST", Bool, features.util_est, "util_est"),
     knob!("feature.UTIL_EST_FASTUP", Bool, features.util_est_fastup, "util_est's fast ramp-up"),
     knob!("feature.SIS_UTIL", Bool, features.sis_util, "select_idle_cpu's scan is limited by the LLC's utilisation (nr_idle_scan)"),
+    knob!("feature.TTWU_QUEUE", Bool, features.ttwu_queue, "remote wake-ups go through the target CPU's wake list and an IPI when it shares no LLC with the waker or is idle (ttwu_queue_cond)"),
     knob!("debug.latency_ns", Uint(100_000, 1_000_000_000), sched_latency_ns, "CFS target latency before CPU scaling"),
     knob!("debug.min_granularity_ns", Uint(100_000, 1_000_000_000), sched_min_granularity_ns, "CFS minimum slice before CPU scaling"),
     knob!("debug.wakeup_granularity_ns", Uint(0, 1_000_000_000), sched_wakeup_granularity_ns, "CFS wakeup preemption granularity before CPU scaling"),
@@ -417,22 +411,43 @@ const KNOBS: &[Knob] = &[
     knob!("kernel.sched_rt_runtime_us", Int(-1, INT_MAX), sched_rt_runtime_us, "RT throttling: RT time per period (-1: off); at most the period (sched_rt_global_validate, EINVAL)"),
     knob!("kernel.sched_rt_period_us", Uint(1, INT_MAX as u64), sched_rt_period_us, "RT throttling period; at least the runtime (sched_rt_global_validate, EINVAL)"),
     knob!("kernel.sched_rr_timeslice_ms", Int(i32::MIN as i64, INT_MAX), sched_rr_timeslice_ms, "SCHED_RR timeslice; 0 or less resets it to RR_TIMESLICE, 100 ms (sched_rr_handler)"),
-    knob!("cost.context_switch_ns", Uint(0, 1_000_000), cost_context_switch_ns, "CPU time between switching a task in and it progressing"),
-    // At least 1 ns: a thread looping on requests that complete at once must still see
-    // time pass.
-    knob!("cost.syscall_ns", Uint(1, 1_000_000), cost_syscall_ns, "CPU time of a system call that does not block"),
-    knob!("cost.uclamp_rq_op_ns", Uint(0, 1_000_000), cost_uclamp_rq_op_ns, "CPU time of one uclamp fast-path bucket operation while the static key is on (seeds 000, 001)"),
     knob!("cost.cpufreq_work_ns", Uint(0, 1_000_000_000), cost_cpufreq_work_ns, "delay of schedutil's kthread / a dbs governor's work"),
     knob!("model.start_spread_ns", Uint(0, 1_000_000_000), start_spread_ns, "initial threads start at seeded random times in this window"),
     knob!("model.io_jitter_pct", Uint(0, 100), io_jitter_pct, "blocking I/O service times vary by ± this percentage (seeded)"),
-    // At least 1 ns, as cost.syscall_ns: a sender whose datagrams are dropped loops.
-    knob!("cost.pipe_op_ns", Uint(1, 1_000_000), ipc.pipe_op_ns, "CPU time of one pipe read or write"),
-    knob!("cost.unix_op_ns", Uint(1, 1_000_000), ipc.unix_op_ns, "CPU time of one AF_UNIX stream read or write"),
-    knob!("cost.inet_op_ns", Uint(1, 1_000_000), ipc.inet_op_ns, "one UDP/TCP packet through the protocol (a UDP send, a recv)"),
-    knob!("cost.tcp_send_ns", Uint(1, 1_000_000), ipc.tcp_send_ns, "a TCP send appended to the write queue"),
-    knob!("cost.net_rx_ns", Uint(0, 1_000_000), ipc.net_rx_ns, "the loopback receive softirq of a packet, charged to the sender"),
-    knob!("cost.copy_ps_per_byte", Uint(0, 1_000_000), ipc.copy_ps_per_byte, "copy to or from user space, per byte, on each side"),
 ];
+
+/// The tables of a platform file that `cost.*` and `memory.*` switches write.
+#[derive(Clone, Copy)]
+enum MachineTable {
+    Costs,
+    Memory,
+}
+
+/// A flat struct of integers as a JSON object.
+fn fields<T: serde::Serialize>(t: &T) -> Map<String, Value> {
+    match serde_json::to_value(t).expect("integers serialize") {
+        Value::Object(m) => m,
+        _ => unreachable!("a struct serializes to an object"),
+    }
+}
+
+/// The struct a JSON object of its fields makes.
+fn back<T: serde::de::DeserializeOwned>(m: Map<String, Value>) -> T {
+    serde_json::from_value(Value::Object(m)).expect("integers only")
+}
+
+/// `cost.<field>` of `[costs]` or `memory.<field>` of `[memory]`, if `key` is one, with the
+/// field's documentation.
+fn machine_key(key: &str) -> Option<(MachineTable, &MachineField)> {
+    let (table, field, known) = if let Some(f) = key.strip_prefix("cost.") {
+        (MachineTable::Costs, f, COST_FIELDS)
+    } else if let Some(f) = key.strip_prefix("memory.") {
+        (MachineTable::Memory, f, MEMORY_FIELDS)
+    } else {
+        return None;
+    };
+    known.iter().find(|m| m.name == field).map(|m| (table, m))
+}
 
 /// One switch as `schedlab switches` lists it and the README's table names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -637,6 +652,19 @@ pub fn switches() -> Vec<SwitchInfo> {
             ((k.get)(&d).to_string(), kind, range, k.meaning.to_string()),
         ));
     }
+    for (prefix, table) in [("cost", COST_FIELDS), ("memory", MEMORY_FIELDS)] {
+        for f in table {
+            out.push((
+                format!("{prefix}.{}", f.name),
+                (
+                    "the platform's".into(),
+                    "integer",
+                    format!("{}..", f.min),
+                    f.meaning.into(),
+                ),
+            ));
+        }
+    }
     out.into_iter()
         .map(|(key, (default, kind, range, meaning))| SwitchInfo {
             key,
@@ -746,6 +774,15 @@ impl Variant {
         if key == UPDATE_SITES_KEY {
             self.cpufreq_update_sites = UpdateSites::parse(raw)
                 .ok_or_else(|| bad(format!("one of {}", UpdateSites::NAMES.join(", "))))?;
+            return Ok(());
+        }
+        if let Some((_, field)) = machine_key(key) {
+            let x = raw.parse::<u64>().ok().filter(|&x| x >= field.min);
+            let Some(x) = x else {
+                return Err(bad(format!("an integer from {}", field.min)));
+            };
+            self.machine_sets.retain(|(k, _)| k != key);
+            self.machine_sets.push((key.to_string(), x));
             return Ok(());
         }
         let Some(knob) = KNOBS.iter().find(|k| k.key == key) else {
@@ -944,7 +981,25 @@ impl Variant {
         for k in KNOBS {
             m.insert(k.key.to_string(), (k.get)(self));
         }
+        for (k, v) in &self.machine_sets {
+            m.insert(k.clone(), Value::from(*v));
+        }
         Value::Object(m)
+    }
+
+    /// The platform's costs and memory with the `cost.*` / `memory.*` switches applied.
+    pub fn machine(&self, platform: &Platform) -> (Costs, Memory) {
+        let mut costs = fields(&platform.costs);
+        let mut memory = fields(&platform.memory);
+        for (key, v) in &self.machine_sets {
+            let (table, field) = machine_key(key).expect("set() checks the key");
+            let m = match table {
+                MachineTable::Costs => &mut costs,
+                MachineTable::Memory => &mut memory,
+            };
+            m.insert(field.name.to_string(), Value::from(*v));
+        }
+        (back(costs), back(memory))
     }
 
     /// `TICK_NSEC`.

@@ -7,7 +7,7 @@
 //! their defaults are those of the serde derives in `mod.rs`; `tests/platform.rs` checks that
 //! both readings of every preset agree.
 
-use super::{Cpu, FreqDomain, IdleState, Opp, Platform, SCHED_CAPACITY_SCALE};
+use super::{Costs, Cpu, FreqDomain, IdleState, Memory, Opp, Platform, SCHED_CAPACITY_SCALE};
 use crate::error::InputError;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -330,6 +330,8 @@ impl Reader<'_> {
             "numa_distance",
             "node_reclaim_distance",
             "layout",
+            "costs",
+            "memory",
         ];
         let t = self.table(root, String::new(), KEYS)?;
         let name = self.string(self.required(&t, "name", NAME)?, &t.at("name"), NAME)?;
@@ -383,6 +385,21 @@ impl Reader<'_> {
             None => true,
             Some(n) => self.boolean(n, &t.at("energy_model"), BOOL)?,
         };
+        // Missing costs come from the uarch of the capacity-1024 CPU at its top frequency.
+        let fastest = cpus
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, c)| (c.capacity_orig, std::cmp::Reverse(*i)));
+        let default_costs = fastest.map_or(Costs::for_uarch("", 1_000_000), |(_, c)| {
+            let max_khz = freq_domains
+                .get(c.freq_domain)
+                .and_then(|d| d.opps.last())
+                .map_or(1_000_000, |o| o.freq_khz);
+            Costs::for_uarch(&c.uarch, max_khz)
+        });
+        let costs = self.override_fields(t.get("costs"), &t.at("costs"), default_costs, COST)?;
+        let memory =
+            self.override_fields(t.get("memory"), &t.at("memory"), Memory::fallback(), MEMORY)?;
         Ok(Platform {
             name,
             description,
@@ -393,7 +410,35 @@ impl Reader<'_> {
             freq_invariant,
             numa_distance,
             node_reclaim_distance,
+            costs,
+            memory,
         })
+    }
+
+    /// A table of non-negative integers over the fields of `default` (a flat serde
+    /// struct): the keys it has replace the defaults.
+    fn override_fields<T: serde::Serialize + serde::de::DeserializeOwned>(
+        &self,
+        node: Option<&Node>,
+        place: &str,
+        default: T,
+        expected: &str,
+    ) -> Result<T, InputError> {
+        let serde_json::Value::Object(mut fields) =
+            serde_json::to_value(&default).expect("a flat struct of integers serializes")
+        else {
+            unreachable!("a struct serializes to an object")
+        };
+        if let Some(node) = node {
+            let keys: Vec<&str> = fields.keys().map(String::as_str).collect();
+            let t = self.table(node, place.to_string(), &keys)?;
+            for (key, value) in t.entries {
+                let x: u64 = self.int(value, &t.at(key), expected)?;
+                fields.insert(key.clone(), x.into());
+            }
+        }
+        Ok(serde_json::from_value(serde_json::Value::Object(fields))
+            .expect("every field is an integer"))
     }
 
     /// A `[layout]` table: a regular server (sockets × cores × threads, cores sharing an
@@ -748,6 +793,8 @@ const POLICY_PER: &str = "\"cpu\" or \"package\" (one cpufreq policy per CPU or 
 const CPU: &str = "a CPU (uarch, capacity_orig, idle_states)";
 const DOMAIN: &str = "a cpufreq policy (opps and the driver's fields, without cpus)";
 const RESIDENCY: &str = "a target residency in ns (an integer from 0)";
+const COST: &str = "a cost in ns at capacity 1024 (an integer from 0)";
+const MEMORY: &str = "a size in KiB or a bandwidth in MB/s (an integer from 0)";
 
 /// Checks that `p` describes hardware the simulated kernel can run on; the first problem
 /// found is reported at its key path.
@@ -785,6 +832,33 @@ fn validate(p: &Platform, file: &str) -> Result<(), InputError> {
         if !HZ_RANGE.contains(&hz) {
             let expected = format!("CONFIG_HZ from {} to {}", HZ_RANGE.start(), HZ_RANGE.end());
             return fail("hz".into(), expected, hz.to_string());
+        }
+    }
+
+    // A thread looping on requests that complete at once must still see time pass, and a
+    // sender whose datagrams are dropped loops too: those costs are at least 1 ns.
+    let c = &p.costs;
+    for (key, value) in [
+        ("syscall_ns", c.syscall_ns),
+        ("pipe_op_ns", c.ipc.pipe_op_ns),
+        ("unix_op_ns", c.ipc.unix_op_ns),
+        ("inet_op_ns", c.ipc.inet_op_ns),
+        ("tcp_send_ns", c.ipc.tcp_send_ns),
+    ] {
+        if value == 0 {
+            return fail(format!("costs.{key}"), "at least 1 ns".into(), "0".into());
+        }
+    }
+    for (key, value) in [
+        ("llc_mb_s", p.memory.llc_mb_s),
+        ("dram_mb_s", p.memory.dram_mb_s),
+    ] {
+        if value == 0 {
+            return fail(
+                format!("memory.{key}"),
+                "a bandwidth of at least 1 MB/s".into(),
+                "0".into(),
+            );
         }
     }
 

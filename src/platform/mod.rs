@@ -4,10 +4,14 @@
 //! Presets are platform files compiled into the binary (`presets.rs`); `file.rs` reads the
 //! same fields from a TOML or JSON file.
 
+mod costs;
 mod file;
 mod plat_info;
 mod presets;
 
+pub use costs::{
+    work_per_cycle, Costs, IpcCosts, MachineField, Memory, COST_FIELDS, MEMORY_FIELDS,
+};
 pub use file::{load_file, parse_platform};
 pub use plat_info::{plat_info_yaml, run_plat_info_yaml, RunInfo};
 pub use presets::{preset, preset_names};
@@ -127,6 +131,11 @@ pub struct Platform {
     /// AMD Zen sets 32. NUMA levels farther than it lose SD_WAKE_AFFINE and fork balancing.
     #[serde(default)]
     pub node_reclaim_distance: Option<u32>,
+    /// What the kernel paths cost (`[costs]`; missing keys from the uarch of the
+    /// capacity-1024 CPU, see `costs.rs`).
+    pub costs: Costs,
+    /// The memory hierarchy working sets are refilled from (`[memory]`).
+    pub memory: Memory,
 }
 
 fn default_true() -> bool {

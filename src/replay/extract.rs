@@ -348,7 +348,7 @@ impl<'t> Extraction<'t> {
                 items.push(Item::Sleep(tl.end - tl.start + 1_000_000_000));
             }
         }
-        remove_syscall_costs(&mut items);
+        remove_syscall_costs(&mut items, tl.syscall_ns);
         let period_us = self.grids[i].map_or(0, |g| g.period_ns.div_ceil(1000));
         let timer_ref = format!("{}-timer", self.names[i]);
         obj.insert("loop".into(), json!(1));
@@ -358,11 +358,11 @@ impl<'t> Extraction<'t> {
 }
 
 /// The traced runs include the system calls of the program; the replay charges its own
-/// (`cost.syscall_ns` each, at capacity 1024): take them out of the work around them. A
+/// (`syscall_ns` each, at capacity 1024): take them out of the work around them. A
 /// thread's start sets its policy (one call); a futex post or wait costs one call after it,
 /// a fork one before it.
-fn remove_syscall_costs(items: &mut [Item]) {
-    let call = crate::kernel::Variant::default().cost_syscall_ns * 1024;
+fn remove_syscall_costs(items: &mut [Item], syscall_ns: u64) {
+    let call = syscall_ns * 1024;
     let take = |items: &mut [Item], from: Option<usize>, calls: u64| {
         if let Some(Item::Run(w)) = from.and_then(|k| items.get_mut(k)) {
             *w = w.saturating_sub(calls * call);

@@ -224,6 +224,10 @@ pub fn plat_info(text: &str, file: &str) -> Result<(CpuInfo, Option<String>), In
         capacity[c] = v;
     }
     let mut max_khz = vec![0; n];
+    // A plat_info names no micro-architecture: the costs of an unknown core at the
+    // highest frequency it gives.
+    let costs =
+        crate::platform::Costs::for_uarch("", freqs.iter().map(|f| f.1).max().unwrap_or(1_000_000));
     for (c, f) in freqs {
         if c < n {
             max_khz[c] = f;
@@ -234,7 +238,8 @@ pub fn plat_info(text: &str, file: &str) -> Result<(CpuInfo, Option<String>), In
             capacity,
             init_khz: max_khz.clone(),
             max_khz,
-            switch_ns: crate::kernel::Variant::default().cost_context_switch_ns,
+            switch_ns: costs.schedule_ns + costs.context_switch_ns,
+            syscall_ns: costs.syscall_ns,
         },
         name,
     ))

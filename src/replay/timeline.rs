@@ -18,9 +18,11 @@ pub struct CpuInfo {
     pub max_khz: Vec<u32>,
     /// The frequency before the trace's first `cpu_frequency` event on the CPU.
     pub init_khz: Vec<u32>,
-    /// What a context switch costs the task switched in (`cost.context_switch_ns`): the
-    /// replay charges it again, so it is not the task's work.
+    /// What a switch costs the task switched in (`schedule()` and the context switch of
+    /// `[costs]`): the replay charges it again, so it is not the task's work.
     pub switch_ns: u64,
+    /// What a system call that does not block costs (`cost.syscall_ns`), for the same reason.
+    pub syscall_ns: u64,
 }
 
 impl CpuInfo {
@@ -31,7 +33,8 @@ impl CpuInfo {
             capacity: p.cpus.iter().map(|c| c.capacity_orig).collect(),
             init_khz: max.clone(),
             max_khz: max,
-            switch_ns: crate::kernel::Variant::default().cost_context_switch_ns,
+            switch_ns: p.costs.schedule_ns + p.costs.context_switch_ns,
+            syscall_ns: p.costs.syscall_ns,
         }
     }
 
@@ -126,6 +129,8 @@ pub struct Timeline {
     pub freq_ns: Vec<(u128, u64)>,
     /// Per CPU: busy ns at each frequency (kHz).
     pub busy_khz: Vec<BTreeMap<u32, u64>>,
+    /// `CpuInfo::syscall_ns` of the platform read with.
+    pub syscall_ns: u64,
 }
 
 /// A time window (ns, inclusive) of the trace to extract.
@@ -211,6 +216,7 @@ pub fn read(
         tasks: bld.tasks,
         freq_ns: bld.freq_ns,
         busy_khz: bld.busy_khz,
+        syscall_ns: info.syscall_ns,
     })
 }
 

@@ -6,7 +6,7 @@ use super::{cluster_energy_mj, cpu_energy_mj, LatencySummary};
 use crate::kernel::core::AdminRecord;
 use crate::kernel::cpuidle::Residency;
 use crate::kernel::fair_balance::BalanceStats;
-use crate::kernel::sched::{TaskState, ThreadCounts};
+use crate::kernel::sched::{LatencySplit, TaskState, ThreadCounts};
 use crate::kernel::uclamp::{Sysctl, UclampOps};
 use crate::kernel::Kernel;
 use crate::platform::{IdleState, Opp};
@@ -35,9 +35,9 @@ pub struct TaskResult {
     /// Activations that found their period already over (rt-app's negative slack).
     pub deadline_misses: u64,
     pub wakeup_latency_ns: LatencySummary,
-    /// Of the wake-ups' latency, the time spent waiting for an idle CPU to leave its idle
-    /// state (the exit latencies paid), ns.
-    pub idle_exit_ns: u64,
+    /// Where the wake-up latency went, summed over the wakeups (and the wait after
+    /// preemptions, which is not part of it).
+    pub latency_split_ns: LatencySplit,
     /// PELT utilization at the task's last update (0..=1024), and its util_est ewma; 0 for
     /// an exited task (its entity is gone).
     pub util_avg: u64,
@@ -70,6 +70,7 @@ pub struct ExitedForksResult {
     #[serde(flatten)]
     pub counts: ThreadCounts,
     pub wakeup_latency_ns: LatencySummary,
+    pub latency_split_ns: LatencySplit,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -190,7 +191,7 @@ impl Results {
                 activations: t.thread.activations(),
                 deadline_misses: t.thread.deadline_misses(),
                 wakeup_latency_ns: t.stats.wakeup_latency.summary(),
-                idle_exit_ns: t.stats.idle_exit_ns,
+                latency_split_ns: t.stats.latency_split,
                 util_avg: live(t).map_or(0, |se| k.fair.ses[se].avg.util_avg),
                 util_est_ewma: live(t).map_or(0, |se| k.fair.ses[se].avg.util_est.ewma),
                 cpu_runtime_ns: t
@@ -253,6 +254,7 @@ impl Results {
                 task: k.workload().tasks[spec].name.clone(),
                 counts: e.counts,
                 wakeup_latency_ns: e.wakeup_latency.summary(),
+                latency_split_ns: e.latency_split,
             })
             .collect();
         let mut uclamp_ops = UclampOps::default();

@@ -68,6 +68,7 @@ pub fn summary(r: &Results) -> String {
             us(l.max),
         );
     }
+    latency_split(&mut s, r);
     let _ = writeln!(
         s,
         "\n{:<5} {:>8} {:>7} {:>10}  frequency residency",
@@ -125,4 +126,42 @@ pub fn summary(r: &Results) -> String {
     }
     let _ = writeln!(s, "{} events ({} stale)", r.sim_events, r.sim_events_stale);
     s
+}
+
+/// Where each task's wake-up latency went, mean µs per wakeup (tasks that woke up only),
+/// and the total time it waited after being preempted.
+fn latency_split(s: &mut String, r: &Results) {
+    let rows: Vec<_> = r
+        .tasks
+        .iter()
+        .filter(|t| t.wakeup_latency_ns.count > 0)
+        .map(|t| {
+            (
+                t.name.as_str(),
+                t.wakeup_latency_ns.count,
+                &t.latency_split_ns,
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\nwake-up latency split, mean us: {:<8} {:>9} {:>9} {:>9} {:>9} {:>13}",
+        "", "idle exit", "irq", "wake path", "runqueue", "preempted ms"
+    );
+    for (name, n, l) in rows {
+        let mean = |ns: u64| format!("{:.1}", ns as f64 / n as f64 / 1000.0);
+        let _ = writeln!(
+            s,
+            "{:<40} {:>9} {:>9} {:>9} {:>9} {:>13.3}",
+            name,
+            mean(l.idle_exit_ns),
+            mean(l.irq_ns),
+            mean(l.wakeup_path_ns),
+            mean(l.runqueue_ns),
+            l.preempted_ns as f64 / 1e6
+        );
+    }
 }

@@ -53,6 +53,39 @@ pub fn run_variant(
     .expect("simulation runs")
 }
 
+/// The longest a wake-up that waits for nothing but the kernel's own path can take on
+/// `cpu` of `platform`: the interrupt, ttwu with placement over every CPU, enqueue and
+/// dequeue, `schedule()`, a context and address-space switch and an IPI's work at the CPU's
+/// lowest OPP, plus the IPI's delivery, the deepest idle exit (of the CPU's states and its
+/// cluster's) and a refill of a default working set from memory (`platform/costs.rs`).
+pub fn wake_path_bound_ns(platform: &str, cpu: usize) -> u64 {
+    let p = Platform::resolve(platform).expect("platform");
+    let c = p.costs;
+    let work = c.irq_ns
+        + c.hrtimer_ns
+        + c.ttwu_ns
+        + c.select_ns
+        + c.select_cpu_ns * p.nr_cpus() as u64 * (p.freq_domains.len() as u64 + 2)
+        + 2 * c.enqueue_ns
+        + c.schedule_ns
+        + c.pick_level_ns
+        + c.context_switch_ns
+        + c.mm_switch_ns
+        + c.ipi_send_ns
+        + c.irq_ns;
+    let cap = p.capacity_at(cpu, p.min_freq_khz(cpu)).max(1) as u64;
+    let cluster = &p.freq_domains[p.cpus[cpu].freq_domain].cluster_idle_states;
+    let exit = p.cpus[cpu]
+        .idle_states
+        .iter()
+        .chain(cluster)
+        .map(|s| s.exit_latency_ns)
+        .max()
+        .unwrap_or(0);
+    let ws = schedlab::workload::DEFAULT_WORKING_SET;
+    work * 1024 / cap + c.ipi_latency_ns + exit + ws * 1000 / p.memory.dram_mb_s
+}
+
 pub fn task<'a>(r: &'a Results, name: &str) -> &'a TaskResult {
     r.tasks.iter().find(|t| t.name == name).unwrap_or_else(|| {
         panic!(

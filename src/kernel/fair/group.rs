@@ -106,6 +106,12 @@ impl Fair {
         (g != 0).then(|| self.tgs[g].se[self.rqs[e.cfs_rq].cpu])
     }
 
+    /// The queues a walk from `se` up to the root visits (`for_each_sched_entity`): 1 in
+    /// the root group, one more per group level.
+    pub fn levels(&self, se: SeId) -> u64 {
+        self.depth(se) as u64 + 1
+    }
+
     fn depth(&self, se: SeId) -> usize {
         let mut d = 0;
         let mut p = self.parent_se(se);

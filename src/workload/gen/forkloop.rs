@@ -26,7 +26,7 @@ pub fn forkloop(a: &ForkloopArgs) -> serde_json::Value {
     let mut w = json!({
         "tasks": {
             "launcher": { "loop": -1, "run": a.parent_us, "fork": "child", "suspend": "launcher" },
-            "child": { "instance": 0, "loop": 1, "run": a.child_us, "resume": "launcher" },
+            "child": { "instance": 0, "loop": 1, "run": a.child_us, "resume": "launcher", "process": true },
         },
         "global": { "duration": a.runtime, "generator": "forkloop", "fork_limit": 0 },
     });

@@ -6,9 +6,9 @@
 //! channel is full, readers while it is empty (`kernel/pipe.rs`). The metric is the time
 //! from the start until the last task exits: `completion_ns`.
 //!
-//! Processes (the default) and threads (`--threads`) differ here only in the name reported:
-//! the simulator has no address spaces, so a switch between processes costs what a switch
-//! between threads does.
+//! Processes (the default) are tasks with the `process` extension key: each runs in an
+//! address space of its own, so switching between them pays `cost.mm_switch_ns` on top of
+//! a thread switch; threads (`--threads`, `-T`) share hackbench's.
 
 use serde_json::{json, Map, Value};
 
@@ -35,7 +35,7 @@ pub struct HackbenchArgs {
     /// Pipes instead of AF_UNIX stream sockets (`-p`).
     #[arg(long)]
     pub pipe: bool,
-    /// Threads instead of processes (`-T`); only the reported mode differs.
+    /// Threads instead of processes (`-T`): one address space for all.
     #[arg(long)]
     pub threads: bool,
     /// Bytes per message (`-s`).
@@ -80,6 +80,9 @@ pub fn hackbench(a: &HackbenchArgs) -> Value {
         if let Some(n) = a.latency_nice {
             sender.insert("latency_nice".into(), json!(n));
         }
+        if !a.threads {
+            sender.insert("process".into(), json!(true));
+        }
         tasks.insert(format!("sender-g{g}"), Value::Object(sender));
         for r in 0..GROUP_FDS {
             let mut receiver = json!({
@@ -88,6 +91,9 @@ pub fn hackbench(a: &HackbenchArgs) -> Value {
             });
             if let Some(n) = a.latency_nice {
                 receiver["latency_nice"] = json!(n);
+            }
+            if !a.threads {
+                receiver["process"] = json!(true);
             }
             tasks.insert(format!("receiver-g{g}-{r}"), receiver);
         }

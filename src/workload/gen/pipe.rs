@@ -15,6 +15,9 @@ pub struct PipeArgs {
     /// Give both threads this uclamp min (rt-app `util_min`): uclamp is then in use.
     #[arg(long)]
     pub uclamp_min: Option<i32>,
+    /// Run both threads in this cgroup (seed 000 measures the cost per cgroup level).
+    #[arg(long)]
+    pub taskgroup: Option<String>,
 }
 
 pub fn pipe(a: &PipeArgs) -> serde_json::Value {
@@ -30,6 +33,9 @@ pub fn pipe(a: &PipeArgs) -> serde_json::Value {
     }
     if let Some(m) = a.uclamp_min {
         thread["util_min"] = json!(m);
+    }
+    if let Some(g) = &a.taskgroup {
+        thread["taskgroup"] = json!(g);
     }
     json!({
         "tasks": { "sender": thread.clone(), "receiver": thread },

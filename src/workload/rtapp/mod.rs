@@ -42,6 +42,10 @@
 //!
 //! schedlab extension keys (rt-app ignores them):
 //! - `latency_nice` (task and phase, -20..19): the latency nice request of the thread.
+//! - `process` (task, default false): each thread of the task is a process of its own, so
+//!   switching to it switches address spaces (`switch_mm`), as forked hackbench senders.
+//! - `working_set` (task, bytes, default 16 KiB): what the thread touches between
+//!   switches, refilled from the LLC or memory after other tasks evicted it or a migration.
 //! - `io_service_us` (global, default 100): service time of one `iorun`, a blocking I/O
 //!   spent in iowait. An `iorun` may also be an object `{"bytes": N, "service_us": T}`
 //!   (both optional) to give one I/O its own service time.
@@ -283,9 +287,19 @@ pub struct TaskSpec {
     pub taskgroup: Option<usize>,
     /// Extension: latency nice.
     pub latency_nice: Option<i32>,
+    /// Extension `process`: each thread is a process of its own (an address space of its
+    /// own, as forked hackbench senders); default: a thread of rt-app's process.
+    pub own_process: bool,
+    /// Extension `working_set` (bytes): what the thread touches between switches, refilled
+    /// after other tasks evicted it or a migration (default [`DEFAULT_WORKING_SET`]).
+    pub working_set: u64,
     /// At least one.
     pub phases: Vec<PhaseSpec>,
 }
+
+/// A thread's working set when the file gives none: 16 KiB, half an L1D of the cores the
+/// presets model (its stack, the rt-app loop's data, the kernel objects it touches).
+pub const DEFAULT_WORKING_SET: u64 = 16 * 1024;
 
 /// One phase: its events run `loop_count` times in a row; properties apply on entry.
 #[derive(Debug, Clone, PartialEq)]

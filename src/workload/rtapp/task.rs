@@ -20,6 +20,8 @@ pub(super) const TASK_KEYS: &[&str] = &[
     "util_max",
     "taskgroup",
     "latency_nice",
+    "process",
+    "working_set",
 ];
 pub(super) const PHASE_KEYS: &[&str] = &[
     "loop",
@@ -130,6 +132,27 @@ impl Parser<'_> {
         let taskgroup = self.keep(r).flatten();
         let r = self.latency_nice(&p, &base);
         let latency_nice = self.keep(r).flatten();
+        let own_process = match p.get("process") {
+            Some(Value::Bool(b)) => *b,
+            Some(v) => {
+                let e = self.err(
+                    &join(&base, "process"),
+                    "true (a process of its own) or false (a thread of rt-app's)",
+                    v.describe(),
+                );
+                self.errors.push(e);
+                false
+            }
+            None => false,
+        };
+        let working_set = match p.get("working_set") {
+            Some(v) => {
+                let place = join(&base, "working_set");
+                let r = self.int_in(v, &place, 0, 1 << 40, "a working set in bytes");
+                self.keep(r).map_or(DEFAULT_WORKING_SET, |x| x as u64)
+            }
+            None => DEFAULT_WORKING_SET,
+        };
         let delay_ns = match p.get("delay") {
             Some(v) => {
                 let r = self.int_in(v, &join(&base, "delay"), 0, INT_MAX, "a delay in µs");
@@ -223,6 +246,8 @@ impl Parser<'_> {
             util_max: sched.util_max,
             taskgroup,
             latency_nice,
+            own_process,
+            working_set,
             phases,
         })
     }
