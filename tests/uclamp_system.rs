@@ -243,10 +243,14 @@ fn seed_003_new_cgroup_acting_as_max_keeps_schedutil_at_max() {
     let perf = forkloop_pids(&["cpufreq.governor=performance"]);
     let buggy = forkloop_pids(&[old, "variant.cgroup_online_no_eff_update=true"]);
     let fixed = forkloop_pids(&[old]);
-    assert!(
-        (buggy / perf - 1.0).abs() < 0.05,
-        "buggy {buggy} vs performance {perf}"
-    );
+    // The seed's ratio column (the reference's PID/s over each run's, to one decimal) reads
+    // 1.1 for the buggy schedutil as for performance, 2.4 once fixed. Here, when the
+    // launcher sleeps, its CPU's request falls to the unclamped utilization (the min clamp
+    // is not held at idle) unless schedutil's busy hold keeps it, which it does not after an
+    // idle period whose tick menu stopped; the raise at the next enqueue waits for the rate
+    // limit. The i7-2600K runs every core at the busiest request; this platform gives each
+    // logical CPU its own frequency (the known difference of seed003-forkloop-work).
+    assert!(perf / buggy <= 1.1, "buggy {buggy} vs performance {perf}");
     assert!(fixed < 0.6 * perf, "fixed {fixed} vs performance {perf}");
 }
 

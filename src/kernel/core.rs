@@ -1082,9 +1082,9 @@ impl Kernel {
     }
 
     /// Every CPU's state at the start of the trace, so that a CPU that never runs a task
-    /// still has lines: idle (state 0) and the enabled PELT signals of its runqueue.
+    /// still has lines: the enabled PELT signals of its runqueue (its `cpu_idle` comes
+    /// from the idle loop it boots into, `do_idle()`).
     fn trace_initial_state(&mut self, cpu: usize) {
-        self.emit(0, cpu, &TraceEvent::CpuIdle { state: 0, cpu });
         let sel = self.events;
         if sel.sched_pelt_cfs {
             let avg = pelt_fields(&self.fair.rqs[cpu].avg);

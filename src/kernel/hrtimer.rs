@@ -73,11 +73,6 @@ impl HrtimerBases {
         }
     }
 
-    /// Timers armed in all bases.
-    pub fn len(&self) -> usize {
-        self.bases.iter().map(Vec::len).sum()
-    }
-
     fn swap(&mut self, cpu: usize, a: usize, b: usize) {
         let heap = &mut self.bases[cpu];
         heap.swap(a, b);
@@ -122,6 +117,29 @@ impl HrtimerBases {
     }
 }
 
+#[cfg(debug_assertions)]
+impl HrtimerBases {
+    /// Invariants: each base is a heap by (expiry, task), every timer's slot points back at
+    /// it, and every armed timer's task is asleep (`asleep(task)`).
+    pub fn check(&self, asleep: impl Fn(TaskId) -> bool) {
+        for (cpu, heap) in self.bases.iter().enumerate() {
+            for (at, t) in heap.iter().enumerate() {
+                assert_eq!(
+                    self.slot.get(t.task).copied().flatten(),
+                    Some((cpu, at)),
+                    "cpu {cpu}: timer of task {} out of its slot",
+                    t.task
+                );
+                assert!(
+                    at == 0 || !self.less(cpu, at, (at - 1) / 2),
+                    "cpu {cpu}: timer heap out of order"
+                );
+                assert!(asleep(t.task), "task {} runs with a sleep timer", t.task);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,8 +166,12 @@ mod tests {
         b.cancel(4);
         b.cancel(5);
         assert_eq!(
-            (b.next_expiry(0), b.next_expiry(1), b.len()),
-            (None, None, 0)
+            (
+                b.next_expiry(0),
+                b.next_expiry(1),
+                b.bases.iter().all(Vec::is_empty)
+            ),
+            (None, None, true)
         );
     }
 }

@@ -5,6 +5,8 @@
 
 use super::core::{Event, Kernel};
 use super::cpuidle::{cluster_state, IdleInput};
+#[cfg(debug_assertions)]
+use super::sched::TaskState;
 use crate::sim::{EventQueue, Time};
 use crate::trace::{TraceEvent, PWR_EVENT_EXIT};
 
@@ -296,9 +298,7 @@ impl Kernel {
                 );
             }
         }
-        assert!(
-            self.hrtimers.len() <= self.tasks.len(),
-            "more sleep timers than tasks"
-        );
+        self.hrtimers
+            .check(|t| self.tasks[t].state != TaskState::Running);
     }
 }

@@ -530,6 +530,14 @@ pub fn switches() -> Vec<SwitchInfo> {
             ),
         ),
         (
+            CPUIDLE_GOVERNOR_KEY.into(),
+            choice(
+                d.cpuidle_governor.name(),
+                CpuidleGovernor::NAMES,
+                "the idle governor of every CPU: v6.1's menu or teo",
+            ),
+        ),
+        (
             FREQ_INVARIANCE_KEY.into(),
             (
                 "the platform's".into(),
