@@ -81,7 +81,9 @@ fn schedutil_settles_at_the_lowest_opp_covering_util_with_headroom() {
         "{:?}",
         r.cpus[1].freq_residency_ns
     );
-    assert_eq!(t.deadline_misses, 0);
+    // Only the first period, run at the idle machine's lowest OPP before schedutil ramps, may
+    // miss.
+    assert!(t.deadline_misses <= 1, "{} misses", t.deadline_misses);
 }
 
 #[test]

@@ -494,7 +494,8 @@ fn cpu_lowering_its_priority_pulls_a_waiting_rt_task() {
     let (r, trace) = traced("sdm845", json, S, &[], "");
     let mid = task(&r, "mid-2");
     assert!(mid.wakeups > 50);
-    // Each time `side` sleeps on CPU 5 while `mid` waits, CPU 5 switches to `mid`.
+    // Each time `side` sleeps on CPU 5 while `mid` waits (woken, or preempted by `top`),
+    // CPU 5 switches to `mid`.
     let (mut waiting, mut pulls) = (false, 0);
     for l in lines(&trace) {
         if l.event == "sched_wakeup" && field(l.fields, "comm") == Some("mid-2") {
@@ -505,6 +506,10 @@ fn cpu_lowering_its_priority_pulls_a_waiting_rt_task() {
         }
         let (prev, next) = l.fields.split_once(" ==> ").unwrap();
         let to_mid = field(next, "next_comm") == Some("mid-2");
+        // Preempted, `mid` waits on its runqueue too.
+        if field(prev, "prev_comm") == Some("mid-2") && field(prev, "prev_state") == Some("R") {
+            waiting = true;
+        }
         if waiting
             && l.cpu == 5
             && field(prev, "prev_comm") == Some("side-1")

@@ -82,7 +82,7 @@ fn the_key_turned_on_mid_run_slows_the_fast_path_from_then_on() {
 }
 
 /// netperf UDP_STREAM send-64 on Juno, sender on big CPU 1, receiver on `receiver_cpu`.
-fn netperf_sends(receiver_cpu: usize, key: &str) -> f64 {
+fn netperf_sends(receiver_cpu: usize, keys: &[&str]) -> f64 {
     let a = NetperfArgs {
         test: "UDP_STREAM".into(),
         size: 64,
@@ -91,21 +91,32 @@ fn netperf_sends(receiver_cpu: usize, key: &str) -> f64 {
         receiver_cpu: Some(receiver_cpu),
         uclamp_min: None,
     };
-    let sets = ["cpufreq.governor=performance", key];
+    let mut sets = vec!["cpufreq.governor=performance"];
+    sets.extend_from_slice(keys);
     let r = run_json("juno-r0", &netperf(&a).to_string(), 20 * MS, &sets);
     metric(&r, "sends_per_sec")
 }
 
+/// v6.1 `ttwu_queue_cond()`: a wake-up goes through the target's wake list (the target does
+/// the enqueue) when the two CPUs share no LLC or the target is idle; else the waker
+/// enqueues and pays for the buckets.
 #[test]
 fn the_cpu_that_enqueues_pays_the_waker_within_an_llc_the_target_across() {
     let (out, on) = (
         "config.UCLAMP_TASK=false",
         "variant.uclamp_static_key=always-active",
     );
-    // CPU 2 shares the big cluster's L2 with the sender: the sender enqueues the receiver
-    // itself and pays for the buckets, so it sends less.
-    assert!(netperf_sends(2, on) < netperf_sends(2, out));
-    // CPU 0 is a little CPU (another LLC): the wakeup goes through the wake list and the
-    // receiver's CPU does the enqueue; the sender's rate does not change.
-    assert_eq!(netperf_sends(0, on), netperf_sends(0, out));
+    let direct = "feature.TTWU_QUEUE=false";
+    // Without the wake list the sender enqueues the receiver on CPU 2 itself and pays for
+    // the buckets, so it sends less.
+    assert!(netperf_sends(2, &[on, direct]) < netperf_sends(2, &[out, direct]));
+    // CPU 0 is a little CPU (another LLC), and the receiver's idle CPU 2 takes the wake
+    // list too: the receiver's CPU does the enqueue; the sender's rate does not change.
+    for cpu in [0, 2] {
+        assert_eq!(
+            netperf_sends(cpu, &[on]),
+            netperf_sends(cpu, &[out]),
+            "CPU {cpu}"
+        );
+    }
 }
