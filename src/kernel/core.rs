@@ -1396,9 +1396,10 @@ impl Kernel {
         // ttwu_queue(): through the target's wake list, with an IPI, when the target does
         // not share the waker's LLC or is idle (v6.1 `ttwu_queue_cond`, TTWU_QUEUE); the
         // target then does the enqueue after the IPI arrives.
+        let idle_target = self.variant.wakelist_idle_target && self.rqs[cpu].nr_running == 0;
         let wakelist = self.variant.features.ttwu_queue
             && cpu != waker_cpu
-            && (!self.lb.topo.share_cache(waker_cpu, cpu) || self.rqs[cpu].nr_running == 0);
+            && (!self.lb.topo.share_cache(waker_cpu, cpu) || idle_target);
         if wakelist {
             self.send_ipi(waker_cpu, cpu, now, Some(t));
         }

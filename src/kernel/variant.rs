@@ -214,6 +214,11 @@ pub struct Variant {
     /// `variant.util_fits_cpu`: fair fit tests use v6.2's uclamp-aware `util_fits_cpu()`
     /// (backported to 6.1.y) instead of v6.1's `task_fits_capacity()`.
     pub util_fits_cpu: bool,
+    /// `variant.wakelist_idle_target`: `ttwu_queue_cond()` also sends a wake-up within the
+    /// LLC through an idle target's wake list (v6.0's "Remove the limitation of WF_ON_CPU
+    /// on wakelist if wakee cpu is idle"); false: only across LLCs, as v5.7 and before (the
+    /// kernels of seeds 000 and 001).
+    pub wakelist_idle_target: bool,
     pub features: Features,
     /// /sys/kernel/debug/sched/latency_ns etc. *before* scaling by the CPU count.
     pub sched_latency_ns: u64,
@@ -305,6 +310,7 @@ impl Default for Variant {
             hz: 250,
             energy_model: true,
             util_fits_cpu: false,
+            wakelist_idle_target: true,
             features: Features::default(),
             sched_latency_ns: 6_000_000,
             sched_min_granularity_ns: 750_000,
@@ -385,6 +391,7 @@ const KNOBS: &[Knob] = &[
     knob!("config.UCLAMP_TASK", Bool, uclamp_task, "uclamp compiled in"),
     knob!("config.ENERGY_MODEL", Bool, energy_model, "the platform's energy model is registered: EAS runs where the kernel would; false: capacity-aware placement only"),
     knob!("variant.util_fits_cpu", Bool, util_fits_cpu, "fair fit tests use 6.1.y's uclamp-aware util_fits_cpu() instead of v6.1's task_fits_capacity()"),
+    knob!("variant.wakelist_idle_target", Bool, wakelist_idle_target, "a wake-up within the LLC goes through an idle target's wake list (v6.0+); false: only across LLCs (v5.7, seeds 000 and 001)"),
     knob!("config.UCLAMP_TASK_GROUP", Bool, uclamp_task_group, "task groups restrict clamps"),
     knob!("config.UCLAMP_BUCKETS_COUNT", Uint(5, 20), uclamp_buckets, "uclamp buckets per clamp"),
     knob!("config.FAIR_GROUP_SCHED", Bool, fair_group_sched, "hierarchical fair runqueues per cgroup; off: every task competes alone"),
