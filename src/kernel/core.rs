@@ -877,7 +877,9 @@ impl Kernel {
     /// `cost.uclamp_rq_op_ns` each, charged to what it runs now or next.
     fn charge_uclamp(&mut self, payer: usize, cpu: usize, before: u64) {
         let ops = self.rqs[cpu].uclamp.ops.total() - before;
-        self.charge(payer, ops * self.costs.uclamp_rq_op_ns);
+        // Wall time (cache misses): as work at the payer's current capacity.
+        let cap = self.rqs[payer].capacity_cur;
+        self.rqs[payer].kernel_work += ops * self.costs.uclamp_rq_op_ns * cap;
     }
 
     /// `cpu` runs `ns` of kernel work (ns at capacity 1024) on behalf of what it runs now,

@@ -5,8 +5,8 @@
 //! Costs are **work**, in ns of CPU time on a CPU of capacity 1024 at its highest OPP (the
 //! unit of rt-app's `run`): the kernel executes them at the CPU's current capacity, so the
 //! same path takes longer on a LITTLE core and at a low OPP, as on the hardware. Only
-//! `ipi_latency_ns` (the interrupt controller delivering an IPI) and the memory bandwidths are
-//! wall time.
+//! `ipi_latency_ns` (the interrupt controller delivering an IPI), `uclamp_rq_op_ns` (cache
+//! misses) and the memory bandwidths are wall time.
 //!
 //! A platform file may leave any key out; it then comes from [`Costs::for_uarch`]: the cycles
 //! each path takes on a Cortex-A53 ([`A53_CYCLES`]) over the CPU's work per cycle relative to
@@ -78,7 +78,9 @@ pub struct Costs {
     /// Each CPU a load-balance pass scans (`update_sg_lb_stats` per CPU of the domain).
     pub lb_cpu_ns: u64,
     /// One uclamp fast-path bucket operation (`uclamp_rq_inc_id`, `uclamp_rq_dec_id`, a
-    /// `uclamp_rq_max_value` rescan).
+    /// `uclamp_rq_max_value` rescan), wall time: the seeds blame the cache misses on
+    /// `rq->uclamp[].bucket[]` and `p->uclamp[]` it takes, which wait on memory whatever the
+    /// core and its frequency.
     pub uclamp_rq_op_ns: u64,
     #[serde(flatten)]
     pub ipc: IpcCosts,
@@ -174,7 +176,7 @@ pub const COST_FIELDS: &[MachineField] = &[
     field(
         "uclamp_rq_op_ns",
         0,
-        "one uclamp fast-path bucket operation while the static key is on (seeds 000, 001)",
+        "one uclamp fast-path bucket operation while the static key is on, wall time (seeds 000, 001)",
     ),
     field("pipe_op_ns", 1, "one pipe read or write"),
     field("unix_op_ns", 1, "one AF_UNIX stream read or write"),
@@ -233,8 +235,12 @@ pub struct PathCycles {
     pub mm_switch: u64,
     pub ipi_send: u64,
     pub lb_cpu: u64,
-    pub uclamp_rq_op: u64,
 }
+
+/// Wall time of one uclamp bucket operation: fitted on seed 000's `perf bench sched pipe` on a
+/// Juno A57 (Qais: 16.1762 µs/op compiled out, 17.12574 µs/op compiled in, 0.949 µs per round
+/// trip over its 8 bucket operations).
+const UCLAMP_RQ_OP_NS: u64 = 119;
 
 /// The relative sizes follow the code each path runs (functions called, loops, locks, the
 /// cache lines touched): interrupt entry/exit ≈ hrtimer expiry ≈ 0.55 of a context switch;
@@ -251,10 +257,6 @@ pub struct PathCycles {
 /// select (the LLC's 4 CPUs) + enqueue + schedule + context switch (with the return to
 /// user space) = 6 900 cycles, 15.97 µs at 432 MHz, 16.97 µs in all
 /// (`experiments/calibration/smp8-cyclictest.toml`, checked by `tests/machine_time.rs`).
-///
-/// `uclamp_rq_op` is fitted on its own measurement, seed 000's `perf bench sched pipe` on
-/// a Juno A57 at 1.1 GHz with uclamp compiled in and out (0.949 µs per round trip over its
-/// 8 bucket operations: 119 ns each, × 1.1 GHz × 1.77 = 234 A53 cycles).
 pub const A53_CYCLES: PathCycles = PathCycles {
     irq: 880,
     hrtimer: 960,
@@ -270,7 +272,6 @@ pub const A53_CYCLES: PathCycles = PathCycles {
     mm_switch: 1_050,
     ipi_send: 260,
     lb_cpu: 130,
-    uclamp_rq_op: 234,
 };
 
 /// Work per cycle relative to a Cortex-A53, from the `capacity-dmips-mhz` the kernel's
@@ -325,7 +326,7 @@ impl Costs {
             // Arm boards (GIC-400 at the interconnect's clock), APIC IPIs ~0.5 µs on x86.
             ipi_latency_ns: if per_cycle >= 2.5 { 500 } else { 1_000 },
             lb_cpu_ns: ns(c.lb_cpu),
-            uclamp_rq_op_ns: ns(c.uclamp_rq_op),
+            uclamp_rq_op_ns: UCLAMP_RQ_OP_NS,
             ipc: IpcCosts::for_scale(|cycles| ns(cycles).max(1)),
         }
     }
