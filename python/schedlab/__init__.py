@@ -204,7 +204,7 @@ class Results:
     @property
     def workload(self) -> dict:
         """The workload generator's own metrics (``iops``, ``ops_per_sec``, latencies…)."""
-        return self._data.get("workload_metrics") or {}
+        return self._data.get("workload") or {}
 
     @property
     def warnings(self) -> list:
