@@ -172,6 +172,7 @@ fn compare(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn sweep_request(
     workload: SourceSpec,
     platform: Option<String>,

@@ -67,3 +67,21 @@ def test_a_dask_cluster_gives_the_cli_table(cli_table):
         with distributed.Client(cluster) as client:
             rows = client.gather(client.map(schedlab.run_point, points))
     assert_same(schedlab.merge_points(rows), cli_table)
+
+
+def test_point_rows_are_what_the_cli_merges(tmp_path, cli_table):
+    # The Slurm recipe: each array task dumps its shard's rows; `schedlab sweep --merge`
+    # joins them into the table of one whole sweep.
+    import json
+
+    import pandas as pd
+
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for i in range(3):
+        rows = [schedlab.run_point(p)
+                for p in schedlab.sweep_points(EXPERIMENT, PARAMS, shard=f"{i}/3", **OPTIONS)]
+        (shards / f"points-{i}.json").write_text(json.dumps(rows))
+    out = tmp_path / "merged"
+    cli("sweep", "--merge", shards, "--out", out)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "points.csv"), cli_table)
