@@ -27,6 +27,7 @@ import io
 import json as _json
 import os
 import pathlib
+import warnings as _warnings
 from datetime import timedelta
 
 from . import _schedlab as _native
@@ -308,7 +309,10 @@ def run(
         _path(rtapp_logs),
         _path(plot),
     )
-    return Results(_json.loads(data), plat_info, trace)
+    results = Results(_json.loads(data), plat_info, trace)
+    for w in results.warnings:
+        _warnings.warn(f"schedlab: {w}", stacklevel=2)
+    return results
 
 
 def _comparison_table(cmp: dict):

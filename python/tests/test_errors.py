@@ -98,3 +98,19 @@ def test_wrong_python_types_are_type_errors():
         schedlab.run(42)
     with pytest.raises(TypeError):
         schedlab.run(WORKLOAD, set_at=[("1s", "only-a-key")])
+
+
+def test_warnings_are_python_warnings_and_strict_makes_them_errors(tmp_path):
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"tasks": {"t": {"loop": 1, "run": 1000, "colour": "blue"}}}))
+    p = cli("run", w, "--duration", "1s")
+    cli_warnings = [line for line in p.stderr.splitlines() if line.startswith("schedlab: ")]
+    assert cli_warnings, p.stderr
+    with pytest.warns(UserWarning) as caught:
+        r = schedlab.run(w, duration="1s")
+    assert [str(c.message) for c in caught] == cli_warnings
+    assert ["schedlab: " + x for x in r.warnings] == cli_warnings
+    message = cli_error("run", w, "--strict")
+    with pytest.raises(schedlab.InputError) as e:
+        schedlab.run(w, strict=True)
+    check_same(e.value, message)
