@@ -218,6 +218,9 @@ fn sweep(
     })
 }
 
+/// A point of a sweep as Python gets it: (index, params, seed).
+type PointRow = (usize, BTreeMap<String, String>, u64);
+
 /// A sweep's points, checked, each as (index, params, seed).
 #[pyfunction]
 #[pyo3(signature = (workload, platform, duration, set, params, seed, shard, strict))]
@@ -232,7 +235,7 @@ fn sweep_points(
     seed: Option<u64>,
     shard: Option<String>,
     strict: bool,
-) -> PyResult<Vec<(usize, BTreeMap<String, String>, u64)>> {
+) -> PyResult<Vec<PointRow>> {
     let req = sweep_request(
         workload, platform, duration, set, params, seed, shard, strict,
     )?;
