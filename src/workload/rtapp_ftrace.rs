@@ -69,8 +69,10 @@ pub struct EventLabel {
 #[derive(Debug, Clone, Default)]
 pub struct Marks {
     on: FtraceCategories,
-    /// Lines, each ended by `\n`.
-    text: Vec<u8>,
+    /// The lines, one after the other.
+    text: String,
+    /// Where each line ends in `text`.
+    ends: Vec<usize>,
 }
 
 impl Marks {
@@ -78,7 +80,8 @@ impl Marks {
     pub fn new(on: FtraceCategories) -> Marks {
         Marks {
             on,
-            text: Vec::new(),
+            text: String::new(),
+            ends: Vec::new(),
         }
     }
 
@@ -86,13 +89,15 @@ impl Marks {
         self.text.is_empty()
     }
 
-    /// The lines written, without their newlines, in order; then none.
+    /// The lines written, in order; then none.
     pub fn take(&mut self, mut each: impl FnMut(&str)) {
-        let text = std::str::from_utf8(&self.text).expect("marks are written from str");
-        for line in text.split_terminator('\n') {
-            each(line);
+        let mut start = 0;
+        for &end in &self.ends {
+            each(&self.text[start..end]);
+            start = end;
         }
         self.text.clear();
+        self.ends.clear();
     }
 
     fn wants(&self, c: FtraceCategories) -> bool {
@@ -100,7 +105,11 @@ impl Marks {
     }
 
     fn put(&mut self, s: &str) {
-        self.text.extend_from_slice(s.as_bytes());
+        self.text.push_str(s);
+    }
+
+    fn end_line(&mut self) {
+        self.ends.push(self.text.len());
     }
 
     fn int(&mut self, name: &str, v: i64) {
@@ -113,7 +122,7 @@ impl Marks {
         if self.wants(FtraceCategories::MAIN) {
             self.put("rtapp_main: event=");
             self.put(event);
-            self.put("\n");
+            self.end_line();
         }
     }
 
@@ -122,7 +131,7 @@ impl Marks {
         if self.wants(FtraceCategories::TASK) {
             self.put("rtapp_main: event=clock_ref data=");
             self.put(itoa::Buffer::new().format(t_zero_us));
-            self.put("\n");
+            self.end_line();
         }
     }
 
@@ -131,7 +140,7 @@ impl Marks {
         if self.wants(FtraceCategories::TASK) {
             self.put("rtapp_task: event=");
             self.put(event);
-            self.put("\n");
+            self.end_line();
         }
     }
 
@@ -143,7 +152,7 @@ impl Marks {
             self.int(" thread_loop=", thread_loop);
             self.int(" phase=", phase as i64);
             self.int(" phase_loop=", phase_loop);
-            self.put("\n");
+            self.end_line();
         }
     }
 
@@ -154,7 +163,7 @@ impl Marks {
             self.int(" type=", label.type_id.into());
             self.put(" desc=");
             self.put(&label.desc);
-            self.put("\n");
+            self.end_line();
         }
     }
 
@@ -169,7 +178,7 @@ impl Marks {
             self.int(" slack=", row.slack);
             self.int(" c_period=", int(row.c_period));
             self.int(" c_run=", int(row.c_duration));
-            self.put("\n");
+            self.end_line();
         }
     }
 }
