@@ -28,6 +28,9 @@
 //! - `fork` creates a thread of the named task; each target task can be forked
 //!   `FORKS_LIMIT` times (rt-app then stops the whole use case; here the forking thread ends
 //!   and `UserSpace::fork_limit_hit` tells it).
+//! - rt-app's own ftrace lines (`rtapp_ftrace.rs`) go into `UserSpace::marks` where rt-app
+//!   writes them: task start (after `t_zero`'s clock reference) and end, each iteration's
+//!   loop start (after its attributes), each event, the loop end and its stats.
 
 use std::fmt;
 
