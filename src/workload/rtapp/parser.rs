@@ -53,6 +53,7 @@ impl<'a> Parser<'a> {
                 mem_chase_ns_per_hop: DEFAULT_MEM_CHASE_NS_PER_HOP,
                 generator: None,
                 fork_limit: FORKS_LIMIT,
+                ftrace: crate::workload::FtraceCategories::NONE,
             },
             task_index: HashMap::new(),
             task_instances: Vec::new(),
