@@ -9,7 +9,7 @@ use schedlab::replay::extract::{Extraction, Filter};
 use schedlab::replay::timeline::{self, CpuInfo, Window};
 use schedlab::workload::parse_workload;
 use schedlab::{simulate, Outputs, Run};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// 48 periodic tasks and 8 ping-pong pairs on smp8: about 20 MB of trace per simulated
 /// second.
@@ -76,7 +76,6 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("replay");
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.sample_size(10);
-    g.measurement_time(Duration::from_secs(10));
     g.bench_function("read_extract_smp8", |b| {
         b.iter(|| {
             let tl = timeline::read(&text, "big.txt", &info, Window::default()).unwrap();
