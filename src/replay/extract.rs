@@ -318,9 +318,7 @@ impl<'t> Extraction<'t> {
                         continue;
                     };
                     match self.causes[i][s].expect("every ended block has a cause") {
-                        Cause::Task(w) => {
-                            items.push(Item::Wait(w, i))
-                        }
+                        Cause::Task(w) => items.push(Item::Wait(w, i)),
                         Cause::Timer => {
                             let g = self.grids[i].expect("a timer block has a grid");
                             // Periods missed since the last timer wake-up (the task was late
