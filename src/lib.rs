@@ -25,6 +25,7 @@
 //! assert!(p.activations >= 99 && p.deadline_misses == 0);
 //! ```
 
+pub mod api;
 pub mod error;
 pub mod experiment;
 pub mod kernel;

@@ -2,18 +2,14 @@
 //! 2 invalid input, 3 an output could not be written, 1 internal error.
 
 use clap::{Parser, Subcommand};
+use schedlab::api::{self, CompareRequest, RunRequest, SideOptions, Source, SweepRequest};
 use schedlab::error::InputError;
-use schedlab::experiment::{self, Experiment};
-use schedlab::platform::{preset, preset_names, Platform};
-use schedlab::trace::{EventSelection, TraceFormat};
-use schedlab::workload::parse_workload;
-use schedlab::{Error, Outputs};
+use schedlab::experiment::Experiment;
+use schedlab::platform::Platform;
+use schedlab::Error;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// The workload `schedlab run` simulates when none is named (see the file's comment).
-const DEFAULT_WORKLOAD: &str = include_str!("../workloads/default.json");
 
 #[derive(Parser)]
 #[command(
@@ -226,87 +222,50 @@ struct RunArgs {
     strict: bool,
 }
 
-/// `--duration` as nanoseconds.
-fn parse_duration(s: &str) -> Result<u64, InputError> {
-    experiment::parse_duration(s, "--duration", s)
-}
-
-/// An experiment file or a workload, with the command line's platform, duration and
-/// switches on top. Its warnings are printed once here (they are also in the results), or
-/// with `strict` the first is the error.
-fn load_side(
-    arg: &str,
+/// The command line's `--platform`, `--duration`, `--set` and `--strict`.
+fn side_options(
     platform: Option<&str>,
     duration: Option<&str>,
     set: &[String],
     strict: bool,
-) -> Result<Experiment, Error> {
-    let mut e = experiment::load_side(arg, platform.unwrap_or("juno-r0"))?;
-    if strict {
-        e.workload.check_strict()?;
+) -> SideOptions {
+    SideOptions {
+        platform: platform.map(str::to_string),
+        duration: duration.map(str::to_string),
+        set: set.to_vec(),
+        strict,
     }
-    for w in &e.workload.warnings {
+}
+
+/// Warnings of the loaded sides are printed once here (they are also in the results).
+fn print_warnings(exp: &Experiment) {
+    for w in &exp.workload.warnings {
         eprintln!("schedlab: {w}");
     }
-    if let Some(p) = platform {
-        e.set_platform(p);
-    }
-    if let Some(d) = duration {
-        e.duration_ns = Some(parse_duration(d)?);
-    }
-    for pair in set {
-        e.set(pair, "--set")?;
-    }
-    Ok(e)
 }
 
 fn run(args: RunArgs) -> Result<(), Error> {
-    let mut exp = match &args.workload {
-        Some(w) => load_side(
-            w,
+    let req = RunRequest {
+        workload: args.workload.clone().map_or(Source::Default, Source::Arg),
+        side: side_options(
             args.platform.as_deref(),
             args.duration.as_deref(),
-            &[],
+            &args.set,
             args.strict,
-        )?,
-        None => {
-            let mut e = Experiment::from_workload(
-                parse_workload(DEFAULT_WORKLOAD, "<default workload>")?,
-                args.platform.as_deref().unwrap_or("juno-r0"),
-            );
-            e.duration_ns = args.duration.as_deref().map(parse_duration).transpose()?;
-            e
-        }
-    };
-    if let Some(g) = &args.governor {
-        exp.set(&format!("cpufreq.governor={g}"), "--governor")?;
-    }
-    for pair in &args.set {
-        exp.set(pair, "--set")?;
-    }
-    for item in &args.set_at {
-        exp.set_at_item(item)?;
-    }
-    let trace_events = match args.trace_events.as_deref() {
-        Some(list) => EventSelection::parse(list)?,
-        None => EventSelection::default(),
-    };
-    let trace_format = match args.trace_format.as_deref() {
-        Some(f) => TraceFormat::parse(f)?,
-        None => TraceFormat::Auto,
-    };
-    let outputs = Outputs {
+        ),
+        governor: args.governor.clone(),
+        set_at: args.set_at.clone(),
+        seed: args.seed,
+        reproducible: args.reproducible,
         trace: args.trace.clone(),
-        trace_events,
-        trace_format,
+        trace_events: args.trace_events.clone(),
+        trace_format: args.trace_format.clone(),
         trace_counters: args.trace_counters,
         rtapp_logs: args.rtapp_logs.clone(),
         plot: args.plot.clone(),
     };
-    let seed = args
-        .seed
-        .unwrap_or_else(|| exp.seeds.first().copied().unwrap_or(0));
-    let results = exp.run(seed, args.reproducible, &outputs)?;
+    let (exp, seed, outputs) = req.prepare(&print_warnings)?;
+    let results = exp.run(seed, req.reproducible, &outputs)?;
     let json = serde_json::to_string_pretty(&results).expect("results serialise");
     output(args.json.as_deref(), json, || {
         schedlab::report::summary(&results)
@@ -315,61 +274,24 @@ fn run(args: RunArgs) -> Result<(), Error> {
 }
 
 fn compare(args: CompareArgs) -> Result<(), Error> {
-    let mut sides = Vec::new();
-    for arg in &args.sides {
-        sides.push(load_side(
-            arg,
+    let req = CompareRequest {
+        sides: args.sides.iter().cloned().map(Source::Arg).collect(),
+        vs: args.vs.clone(),
+        side: side_options(
             args.platform.as_deref(),
             args.duration.as_deref(),
             &args.set,
             args.strict,
-        )?);
-    }
-    for vs in &args.vs {
-        let mut side = sides[0].clone();
-        for pair in vs.split_whitespace() {
-            side.set(pair, "--vs")?;
-        }
-        side.name = vs.clone();
-        sides.push(side);
-    }
-    if sides.len() < 2 {
-        return Err(InputError::new(
-            "compare",
-            "the sides",
-            "two or more sides (files, or a file and --vs KEY=VALUE)",
-            "one",
-        )
-        .into());
-    }
-    let seeds: Vec<u64> = match args.runs {
-        Some(n) => (0..n).collect(),
-        None if sides[0].seeds.len() > 1 => sides[0].seeds.clone(),
-        None => (0..5).collect(),
+        ),
+        runs: args.runs,
+        metrics: args.metric.clone(),
+        stats: args.stats,
     };
+    let (sides, seeds) = req.prepare(&print_warnings)?;
     let bar = progress((sides.len() * seeds.len()) as u64);
-    let results = experiment::run_sides_with(&sides, &seeds, &|| bar.inc(1));
+    let cmp = req.run(&sides, &seeds, &|| bar.inc(1));
     bar.finish_and_clear();
-    let results = results?;
-    let named: Vec<(String, Vec<schedlab::report::Results>)> =
-        sides.iter().map(|s| s.name.clone()).zip(results).collect();
-    let mut cmp = schedlab::report::compare::compare(&named);
-    cmp.stats = args.stats;
-    if !args.metric.is_empty() {
-        cmp.metrics.retain(|m| {
-            let leaf = m.metric.rsplit('.').next().unwrap_or(&m.metric);
-            args.metric.iter().any(|f| *f == m.metric || f == leaf)
-        });
-        if cmp.metrics.is_empty() {
-            return Err(InputError::new(
-                "--metric",
-                args.metric.join(", "),
-                "a metric of the runs (iops, energy_mj, …)",
-                "none of them",
-            )
-            .into());
-        }
-    }
+    let cmp = cmp?;
     if let Some(dir) = &args.plot {
         schedlab::report::plot::compare_bars(&cmp, dir)?;
     }
@@ -421,36 +343,20 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
         source: e,
     })?;
     let (points, stem) = if args.merge.is_empty() {
-        let exp = load_side(
-            args.workload.as_deref().unwrap_or("-"),
-            args.platform.as_deref(),
-            args.duration.as_deref(),
-            &args.set,
-            args.strict,
-        )?;
-        let params = if args.param.is_empty() {
-            exp.sweep.clone()
-        } else {
-            args.param
-                .iter()
-                .map(|p| sweep::parse_param(p))
-                .collect::<Result<Vec<_>, _>>()?
+        let req = SweepRequest {
+            workload: Source::Arg(args.workload.clone().unwrap_or_else(|| "-".into())),
+            side: side_options(
+                args.platform.as_deref(),
+                args.duration.as_deref(),
+                &args.set,
+                args.strict,
+            ),
+            params: args.param.clone(),
+            seed: args.seed,
+            shard: args.shard.clone(),
         };
-        sweep::validate(&exp, &params)?;
-        let shard = args
-            .shard
-            .as_deref()
-            .map(sweep::parse_shard)
-            .transpose()?
-            .unwrap_or((0, 1));
-        let spec = sweep::Sweep {
-            seed: args
-                .seed
-                .unwrap_or_else(|| exp.seeds.first().copied().unwrap_or(0)),
-            experiment: exp,
-            params,
-            shard,
-        };
+        let spec = req.prepare(&print_warnings)?;
+        let shard = spec.shard;
         let bar = progress(spec.len() as u64);
         let points = sweep::run(&spec, &|| bar.inc(1));
         bar.finish_and_clear();
@@ -460,57 +366,7 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
         };
         (points, stem)
     } else {
-        let mut shards = Vec::new();
-        for dir in &args.merge {
-            let entries = std::fs::read_dir(dir).map_err(|e| {
-                InputError::new(
-                    dir.display().to_string(),
-                    "the directory",
-                    "a directory of points*.json",
-                    e.to_string(),
-                )
-            })?;
-            for e in entries.flatten() {
-                let path = e.path();
-                let name = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                if name.starts_with("points") && name.ends_with(".json") {
-                    let text = std::fs::read_to_string(&path).map_err(|e| {
-                        InputError::new(
-                            path.display().to_string(),
-                            "the file",
-                            "a readable points JSON",
-                            e.to_string(),
-                        )
-                    })?;
-                    let points: Vec<sweep::Point> = serde_json::from_str(&text).map_err(|e| {
-                        InputError::new(
-                            path.display().to_string(),
-                            format!("line {} column {}", e.line(), e.column()),
-                            "a sweep's points JSON",
-                            e.to_string(),
-                        )
-                    })?;
-                    shards.push(points);
-                }
-            }
-        }
-        if shards.is_empty() {
-            return Err(InputError::new(
-                "--merge",
-                args.merge
-                    .iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                "points*.json files written by `schedlab sweep`",
-                "none",
-            )
-            .into());
-        }
-        (sweep::merge(shards), "points".to_string())
+        (api::read_shards(&args.merge)?, "points".to_string())
     };
     let failed = points.iter().filter(|p| p.status != "ok").count();
     write_file(&args.out.join(format!("{stem}.csv")), &sweep::csv(&points))?;
@@ -526,23 +382,7 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
     for p in points.iter().filter(|p| p.status != "ok") {
         eprintln!("schedlab: point {} {:?}: {}", p.index, p.params, p.status);
     }
-    if failed > 0 && failed == points.len() {
-        let first = &points[0];
-        if points.iter().all(|p| p.input_error) {
-            return Err(InputError::new(
-                "sweep",
-                format!("every one of the {failed} points"),
-                "a point that runs",
-                first.status.clone(),
-            )
-            .into());
-        }
-        return Err(Error::Failed(format!(
-            "every one of the {failed} points failed; the first: {}",
-            first.status
-        )));
-    }
-    Ok(())
+    api::check_points(&points)
 }
 
 /// `schedlab check`: every warning and every error of an rt-app file (an experiment file:
@@ -550,7 +390,11 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
 /// `strict`, a warning), all of them printed.
 fn check(arg: &str, platform: Option<&str>, strict: bool) -> Result<bool, Error> {
     if arg.ends_with(".toml") {
-        let e = load_side(arg, platform, None, &[], strict)?;
+        let e = api::load_side(
+            &Source::Arg(arg.to_string()),
+            &side_options(platform, None, &[], strict),
+            &print_warnings,
+        )?;
         let (p, _) = e.build()?;
         e.workload.check_platform(p.nr_cpus())?;
         println!("{arg}: ok ({} tasks)", e.workload.tasks.len());
@@ -667,9 +511,8 @@ fn main() -> ExitCode {
         },
         Command::Switches { pattern } => switches(pattern.as_deref()),
         Command::Platforms { name: None } => {
-            for n in preset_names() {
-                let p = preset(n).expect("every preset name has a preset");
-                println!("{n:<10} {} CPUs  {}", p.nr_cpus(), p.description);
+            for (n, cpus, description) in api::platforms() {
+                println!("{n:<10} {cpus} CPUs  {description}");
             }
             Ok(())
         }

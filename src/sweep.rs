@@ -150,35 +150,49 @@ pub fn run(sweep: &Sweep, tick: &(dyn Fn() + Sync)) -> Vec<Point> {
     points
         .into_par_iter()
         .map(|(index, params)| {
-            let mut point = experiment.clone();
-            let result = params
-                .iter()
-                .try_for_each(|(k, v)| point.set(&format!("{k}={v}"), "--param"))
-                .map_err(crate::Error::from)
-                .and_then(|()| point.run(*seed, true, &Outputs::default()));
+            let point = run_point(experiment, *seed, index, params);
             tick();
-            let (metrics, status, input_error) = match result {
-                Ok(r) => (
-                    samples(&r).into_iter().map(|s| (s.name, s.value)).collect(),
-                    "ok".into(),
-                    false,
-                ),
-                Err(e) => (
-                    BTreeMap::new(),
-                    e.to_string(),
-                    matches!(e, crate::Error::Input(_)),
-                ),
-            };
-            Point {
-                schema_version: schema_version(),
-                index,
-                params,
-                metrics,
-                status,
-                input_error,
-            }
+            point
         })
         .collect()
+}
+
+/// Point `index` of a sweep of `experiment`: its switches `params` on top, run with `seed`.
+pub fn run_point(
+    experiment: &Experiment,
+    seed: u64,
+    index: usize,
+    params: BTreeMap<String, String>,
+) -> Point {
+    let mut point = experiment.clone();
+    let result = params
+        .iter()
+        .try_for_each(|(k, v)| point.set(&format!("{k}={v}"), "--param"))
+        .map_err(crate::Error::from)
+        .and_then(|()| point.run(seed, true, &Outputs::default()));
+    match result {
+        Ok(r) => Point {
+            schema_version: schema_version(),
+            index,
+            params,
+            metrics: samples(&r).into_iter().map(|s| (s.name, s.value)).collect(),
+            status: "ok".into(),
+            input_error: false,
+        },
+        Err(e) => failed_point(index, params, &e),
+    }
+}
+
+/// The row of a point that `e` stopped.
+pub fn failed_point(index: usize, params: BTreeMap<String, String>, e: &crate::Error) -> Point {
+    Point {
+        schema_version: schema_version(),
+        index,
+        params,
+        metrics: BTreeMap::new(),
+        status: e.to_string(),
+        input_error: matches!(e, crate::Error::Input(_)),
+    }
 }
 
 /// Points as CSV: index, the parameters, status, then the metrics (columns in name order).

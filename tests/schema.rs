@@ -44,6 +44,7 @@ fn every_generators_results_validate() {
         &["cyclictest", "--duration", "1"],
         &["schbench", "--runtime", "1"],
         &["netperf", "--duration", "1"],
+        &["tbench", "--clients", "2", "--duration", "1"],
         &["frames", "--duration", "1"],
     ];
     for args in gens {

@@ -179,3 +179,69 @@ fn newly_idle_balancing_is_skipped_when_avg_idle_is_below_its_cost() {
     assert_eq!(long.balance.newidle_skipped, 0, "{:?}", long.balance);
     assert!(long.balance.newidle_passes > 0, "{:?}", long.balance);
 }
+
+/// `tbench N` on `platform` for `ms` of simulated time: (results, MB/s).
+fn tbench_run(platform: &str, clients: u32, ms: u64) -> (schedlab::report::Results, f64) {
+    use schedlab::workload::gen::{tbench, TbenchArgs};
+    let json = tbench(&TbenchArgs {
+        clients,
+        duration: 1,
+    })
+    .to_string();
+    let r = run_json(platform, &json, ms * 1_000_000, &[]);
+    let w = r.workload_metrics.as_ref().expect("tbench's metric");
+    let mb = w["mb_per_sec"].as_f64().expect("mb_per_sec");
+    (r, mb)
+}
+
+#[test]
+fn tbench_scales_with_clients_until_the_cpus_saturate() {
+    // Each client waits for its server's reply, so a pair keeps at most about one CPU and a
+    // half busy (the writer's send path overlaps the woken reader): on 8 CPUs throughput
+    // doubles from 1 to 2 clients, and past the CPU count more clients share the same CPUs.
+    let mb: Vec<f64> = [1, 2, 8, 16, 32]
+        .iter()
+        .map(|&n| tbench_run("smp8", n, 100).1)
+        .collect();
+    assert!(mb[1] > 1.8 * mb[0], "1 → 2 clients: {mb:?}");
+    assert!(mb[2] > 3.0 * mb[0], "1 → 8 clients: {mb:?}");
+    for m in &mb[3..] {
+        assert!(
+            *m < 1.1 * mb[2] && *m > 0.8 * mb[2],
+            "past 8 clients: {mb:?}"
+        );
+    }
+    let (r, _) = tbench_run("smp8", 16, 100);
+    let busy = r.cpus.iter().map(|c| c.busy_ns).sum::<u64>() as f64 / (8.0 * 100e6);
+    assert!(busy > 0.98, "16 clients leave the CPUs {busy} busy");
+    // The 256-CPU Zen3 is far from saturated by 32 clients: linear growth.
+    let few = tbench_run("zen3-2s", 4, 50).1;
+    let many = tbench_run("zen3-2s", 32, 50).1;
+    assert!(many > 6.4 * few, "zen3-2s 4 → 32 clients: {few} → {many}");
+}
+
+#[test]
+fn tbench_counts_the_read_and_written_payload_of_completed_operations() {
+    use schedlab::workload::gen::{tbench_channels, tbench_payload_bytes};
+    let (r, mb) = tbench_run("smp8", 3, 50);
+    let chan = |name: &str| r.channels.iter().find(|c| c.name == name).unwrap();
+    let mut bytes = 0;
+    for i in 0..3 {
+        let (req, reply) = tbench_channels(i);
+        let (req, reply) = (chan(&req), chan(&reply));
+        // One request, one reply: the client never has two requests in flight.
+        assert!(req.stats.sends - reply.stats.recvs <= 1, "client {i}");
+        // The server answers each request it read (the last one may be in progress).
+        assert!(req.stats.recvs - reply.stats.sends <= 1, "server {i}");
+        // Every reply is read whole (MSG_WAITALL).
+        assert_eq!(reply.stats.recvs, reply.stats.sends - reply.queued.min(1));
+        assert!(
+            reply.stats.recvs > 100,
+            "client {i} completed {}",
+            reply.stats.recvs
+        );
+        bytes += tbench_payload_bytes(reply.stats.recvs);
+    }
+    let want = bytes as f64 / 1e6 / 0.05;
+    assert!((mb - want).abs() < 1e-6 * want, "{mb} MB/s vs {want}");
+}

@@ -80,6 +80,14 @@ const BLOCKED_UPDATE_PERIOD_NS: u64 = pelt::LOAD_AVG_PERIOD * 1_000_000;
 /// The first pid given to a workload thread (below are the kernel's own threads).
 const FIRST_PID: u32 = 1000;
 
+/// rt-app's main process as its own trace_marker lines name it: it is not simulated (it only
+/// creates the threads and waits), so it writes on CPU 0 as a pid just below its threads'.
+const RTAPP_MAIN: TaskRef<'static> = TaskRef {
+    comm: RTAPP_COMM,
+    pid: FIRST_PID - 1,
+    prio: 120,
+};
+
 /// What a timed write did.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct AdminRecord {
@@ -396,6 +404,11 @@ impl Kernel {
         // Every CPU boots into the idle loop.
         for cpu in 0..n {
             k.do_idle(cpu, 0, queue);
+        }
+        if k.observer.is_some() {
+            k.user.enable_marks(k.workload.global.ftrace);
+            k.user.marks.main("start");
+            k.write_marks(0, 0, None);
         }
         k.cpufreq_start(0, queue);
         for (index, w) in k.variant.timed_writes.iter().enumerate() {
@@ -1108,6 +1121,17 @@ impl Kernel {
             self.emit_task(now, cpu, t, |p| TraceEvent::TaskRename {
                 p,
                 oldcomm: RTAPP_COMM,
+            });
+        }
+    }
+
+    /// Log the rt-app trace_marker lines user space wrote as `print` events at `now` on
+    /// `cpu`, written by task `t` (None: rt-app's main process).
+    pub(super) fn write_marks(&mut self, cpu: usize, now: Time, t: Option<TaskId>) {
+        if let Some(obs) = self.observer.as_mut() {
+            let writer = t.map_or(RTAPP_MAIN, |t| task_ref(&self.tasks[t]));
+            self.user.marks.take(|text| {
+                obs.event(now, cpu, Some(writer), &TraceEvent::Print { text });
             });
         }
     }
@@ -1937,6 +1961,13 @@ impl Kernel {
 
     /// Close the books at the end of the run: charge running tasks and residencies to `now`.
     pub fn finish(&mut self, now: Time) {
+        // rt-app's main: when the run stops with threads left it is rt-app's `duration`
+        // ending them (shutdown), else it has joined them all; then its end.
+        if self.tasks.iter().any(|t| !t.thread.is_done()) {
+            self.user.marks.main("shutdown");
+        }
+        self.user.marks.main("end");
+        self.write_marks(0, now, None);
         for cpu in 0..self.rqs.len() {
             self.account_progress(cpu, now);
             self.update_curr(cpu, now);

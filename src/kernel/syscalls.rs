@@ -49,6 +49,9 @@ impl Kernel {
             logs.write(t, &task.name, &self.log_scratch);
             self.log_scratch.clear();
         }
+        if !self.user.marks.is_empty() {
+            self.write_marks(cpu, now, Some(t));
+        }
         // Requests that complete at once still take CPU time: a system call's cost.
         let mut activity = Activity::Work(cost);
         match call {

@@ -57,6 +57,8 @@ pub struct Topology {
     pub smt: Vec<CpuSet>,
     /// Index into `domains[cpu]` of `sd_asym_cpucapacity` (the lowest FULL level).
     pub asym_level: Vec<Option<usize>>,
+    /// The `sched_asym_cpucapacity` static key: some CPU has an asymmetric level.
+    asym_active: bool,
     /// `sched_smt_active()`.
     pub smt_active: bool,
     /// The performance domains: the CPUs of each cpufreq policy.
@@ -244,6 +246,7 @@ impl Topology {
         }
         Topology {
             smt_active: smt.iter().any(|m| m.weight() > 1),
+            asym_active: asym_level.iter().any(Option::is_some),
             domains,
             llc,
             llc_id,
@@ -260,7 +263,7 @@ impl Topology {
 
     /// `sched_asym_cpucap_active()`.
     pub fn asym(&self) -> bool {
-        self.asym_level.iter().any(Option::is_some)
+        self.asym_active
     }
 
     /// `cpus_share_cache()`.

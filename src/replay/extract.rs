@@ -303,12 +303,12 @@ impl<'t> Extraction<'t> {
                 Step::Run(w) => items.push(Item::Run(w)),
                 Step::Wake { wakee, block } => {
                     if self.causes[wakee][block] == Some(Cause::Task(i)) && self.kept[wakee] {
-                        items.push(Item::Post(channel_name(&self.names[i], &self.names[wakee])));
+                        items.push(Item::Post(i, wakee));
                     }
                 }
                 Step::Fork(c) => {
                     if self.kept[c] {
-                        items.push(Item::Fork(self.names[c].clone()));
+                        items.push(Item::Fork(c));
                     }
                 }
                 Step::Block(b) => {
@@ -318,9 +318,7 @@ impl<'t> Extraction<'t> {
                         continue;
                     };
                     match self.causes[i][s].expect("every ended block has a cause") {
-                        Cause::Task(w) => {
-                            items.push(Item::Wait(channel_name(&self.names[w], &self.names[i])))
-                        }
+                        Cause::Task(w) => items.push(Item::Wait(w, i)),
                         Cause::Timer => {
                             let g = self.grids[i].expect("a timer block has a grid");
                             // Periods missed since the last timer wake-up (the task was late
@@ -352,7 +350,10 @@ impl<'t> Extraction<'t> {
         let period_us = self.grids[i].map_or(0, |g| g.period_ns.div_ceil(1000));
         let timer_ref = format!("{}-timer", self.names[i]);
         obj.insert("loop".into(), json!(1));
-        obj.insert("phases".into(), phases(&items, &timer_ref, period_us));
+        obj.insert(
+            "phases".into(),
+            phases(&items, &self.names, &timer_ref, period_us),
+        );
         Value::Object(obj)
     }
 }
@@ -376,7 +377,7 @@ fn remove_syscall_costs(items: &mut [Item], syscall_ns: u64) {
             .filter(|&b| matches!(items[b], Item::Run(_)));
         let after = Some(k + 1).filter(|&a| matches!(items.get(a), Some(Item::Run(_))));
         match items[k] {
-            Item::Post(_) | Item::Wait(_) => take(items, after, 1),
+            Item::Post(..) | Item::Wait(..) => take(items, after, 1),
             Item::Fork(_) => take(items, before, 1),
             _ => {}
         }
@@ -488,9 +489,10 @@ enum Item {
     Sleep(u64),
     Io(u64),
     Timer,
-    Post(String),
-    Wait(String),
-    Fork(String),
+    /// A wake-up of task `.1` by task `.0` (task indices; the channel is named at output).
+    Post(usize, usize),
+    Wait(usize, usize),
+    Fork(usize),
 }
 
 impl Item {
@@ -510,7 +512,7 @@ const MAX_PATTERN: usize = 8;
 
 /// The items as rt-app phases: a repeated pattern is one phase with a loop count and the
 /// mean amounts; the rest, in order, phases run once.
-fn phases(items: &[Item], timer_ref: &str, period_us: u64) -> Value {
+fn phases(items: &[Item], names: &[String], timer_ref: &str, period_us: u64) -> Value {
     let mut out = Map::new();
     let mut single: Vec<&Item> = Vec::new();
     let mut i = 0;
@@ -520,7 +522,7 @@ fn phases(items: &[Item], timer_ref: &str, period_us: u64) -> Value {
         |single: &mut Vec<&Item>, out: &mut Map<String, Value>, carry: &mut [i64; 3]| {
             if !single.is_empty() {
                 let owned: Vec<Item> = single.drain(..).cloned().collect();
-                if let Some(phase) = phase_events(&owned, 1, timer_ref, period_us, carry) {
+                if let Some(phase) = phase_events(&owned, names, 1, timer_ref, period_us, carry) {
                     out.insert(format!("p{}", out.len()), phase);
                 }
             }
@@ -559,7 +561,7 @@ fn phases(items: &[Item], timer_ref: &str, period_us: u64) -> Value {
                 }
             })
             .collect();
-        if let Some(phase) = phase_events(&mean, reps, timer_ref, period_us, &mut carry) {
+        if let Some(phase) = phase_events(&mean, names, reps, timer_ref, period_us, &mut carry) {
             out.insert(format!("p{}", out.len()), phase);
         }
         i += len * reps;
@@ -576,6 +578,7 @@ fn phases(items: &[Item], timer_ref: &str, period_us: u64) -> Value {
 /// None when nothing is left (runs shorter than a µs).
 fn phase_events(
     items: &[Item],
+    names: &[String],
     reps: usize,
     timer_ref: &str,
     period_us: u64,
@@ -607,9 +610,15 @@ fn phase_events(
                 "timer",
                 json!({ "ref": timer_ref, "period": period_us, "mode": "absolute" }),
             ),
-            Item::Post(s) => ("send", json!({ "channel": s, "bytes": 1 })),
-            Item::Wait(s) => ("recv", json!({ "channel": s })),
-            Item::Fork(s) => ("fork", json!(s)),
+            Item::Post(w, t) => (
+                "send",
+                json!({ "channel": channel_name(&names[*w], &names[*t]), "bytes": 1 }),
+            ),
+            Item::Wait(w, t) => (
+                "recv",
+                json!({ "channel": channel_name(&names[*w], &names[*t]) }),
+            ),
+            Item::Fork(c) => ("fork", json!(names[*c])),
         };
         m.insert(format!("{key}{n}"), v);
     }

@@ -132,14 +132,14 @@ impl<'a> Reader<'a> {
                 }
                 return Ok(None);
             }
-            let (line, rest) = match self.rest.find('\n') {
+            let (line, rest) = match memchr(b'\n', self.rest.as_bytes()) {
                 Some(i) => (&self.rest[..i], &self.rest[i + 1..]),
                 None => (self.rest, ""),
             };
             self.rest = rest;
             self.line += 1;
             let line = line.trim_end_matches('\r');
-            let t = line.trim_start();
+            let t = trim_start(line);
             if t.is_empty() || t.starts_with('#') || t.starts_with("version =") {
                 continue;
             }
@@ -193,7 +193,7 @@ impl<'a> Reader<'a> {
         // The CPU bracket: the first " [digits]" (a comm may hold spaces and dashes).
         let mut from = 0;
         let (open, close) = loop {
-            let i = line[from..].find(" [").ok_or_else(bad)? + from;
+            let i = find(&line.as_bytes()[from..], b" [").ok_or_else(bad)? + from;
             let after = &line[i + 2..];
             let digits = after.bytes().take_while(u8::is_ascii_digit).count();
             if digits > 0 && after.as_bytes().get(digits) == Some(&b']') {
@@ -201,36 +201,51 @@ impl<'a> Reader<'a> {
             }
             from = i + 2;
         };
-        let task = line[..open].trim();
+        let task = trim_start(&line[..open]).trim_end();
         let (_, pid) = task.rsplit_once('-').ok_or_else(bad)?;
         let pid: u32 = pid.parse().map_err(|_| bad())?;
         let cpu: usize = line[open + 2..close].parse().map_err(|_| bad())?;
-        let mut rest = line[close + 1..].trim_start();
+        let mut rest = trim_start(&line[close + 1..]);
         let mut irq = false;
         // Latency flags (`d.h2.`), when the report was asked for them.
-        let first = rest.split(' ').next().unwrap_or("");
+        let first = &rest[..memchr(b' ', rest.as_bytes()).unwrap_or(rest.len())];
         if !first.ends_with(':') && !first.is_empty() {
             irq = matches!(first.as_bytes().get(2), Some(b'h' | b'H' | b's'));
             rest = rest[first.len()..].trim_start();
         }
-        let colon = rest.find(": ").ok_or_else(bad)?;
+        let colon = find(rest.as_bytes(), b": ").ok_or_else(bad)?;
         let ts = parse_ts(&rest[..colon]).ok_or_else(bad)?;
         let rest = &rest[colon + 2..];
-        let (event, fields) = match rest.find(':') {
+        let (event, fields) = match memchr(b':', rest.as_bytes()) {
             Some(i) => (&rest[..i], rest[i + 1..].trim_start()),
             None => return Err(bad()),
         };
-        if event.is_empty() || event.contains(' ') {
+        if event.is_empty() || memchr(b' ', event.as_bytes()).is_some() {
             return Err(bad());
         }
         Ok((Head { pid, cpu, ts, irq }, event, fields))
     }
 
+    /// The record of `event` with fields `f`: the kernel's own field order in one pass,
+    /// else a search for each field.
     fn record(&self, event: &str, f: &'a str, line: &str) -> Result<Record<'a>, InputError> {
+        let fast = match event {
+            "sched_switch" => fast_switch(f),
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => fast_wake(event, f),
+            _ => None,
+        };
+        match fast {
+            Some(r) => Ok(r),
+            None => self.general(event, f, line),
+        }
+    }
+
+    /// Each field found by its name, wherever it is.
+    fn general(&self, event: &str, f: &'a str, line: &str) -> Result<Record<'a>, InputError> {
         let need = |what: &str| self.err(format!("`{event}` with {what}"), line);
         Ok(match event {
             "sched_switch" => {
-                let arrow = f.find(" ==> ").ok_or_else(|| need("`==>`"))?;
+                let arrow = find(f.as_bytes(), b" ==> ").ok_or_else(|| need("`==>`"))?;
                 let (prev, next) = (&f[..arrow], &f[arrow + 5..]);
                 let prev_comm = between(prev, "prev_comm=", " prev_pid=")
                     .ok_or_else(|| need("prev_comm= and prev_pid="))?;
@@ -283,19 +298,151 @@ impl<'a> Reader<'a> {
 
 /// `SECS.FRAC` (any number of fraction digits up to 9) as ns.
 fn parse_ts(s: &str) -> Option<u64> {
-    let (secs, frac) = s.split_once('.')?;
-    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+    let dot = memchr(b'.', s.as_bytes())?;
+    let (secs, frac) = (&s.as_bytes()[..dot], &s.as_bytes()[dot + 1..]);
+    if frac.is_empty() || frac.len() > 9 {
         return None;
     }
-    let secs: u64 = secs.parse().ok()?;
-    let frac_ns: u64 = frac.parse::<u64>().ok()? * 10u64.pow(9 - frac.len() as u32);
+    let secs = digits(secs)?;
+    let frac_ns = digits(frac)? * 10u64.pow(9 - frac.len() as u32);
     secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
+}
+
+/// `s.trim_start()`, skipping the spaces that pad trace columns a byte at a time.
+fn trim_start(s: &str) -> &str {
+    let spaces = s.bytes().take_while(|&b| b == b' ').count();
+    s[spaces..].trim_start()
+}
+
+/// A run of ASCII digits as a number (none, another byte or an overflow: `None`).
+fn digits(s: &[u8]) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.iter().try_fold(0u64, |n, &b| {
+        if b.is_ascii_digit() {
+            n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+        } else {
+            None
+        }
+    })
+}
+
+/// The first `byte` in `s` (the memchr crate's word-at-a-time and SIMD scan).
+fn memchr(byte: u8, s: &[u8]) -> Option<usize> {
+    memchr::memchr(byte, s)
+}
+
+/// The first occurrence of `needle` in `hay`: a scan for its first byte that is not a space
+/// (trace lines are padded with spaces), then a compare (the needles are short field names).
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let k = needle.iter().position(|&b| b != b' ')?;
+    let mut from = k;
+    while from + needle.len() - k <= hay.len() {
+        let i = from + memchr(needle[k], &hay[from..=hay.len() - (needle.len() - k)])?;
+        if hay[i - k..].starts_with(needle) {
+            return Some(i - k);
+        }
+        from = i + 1;
+    }
+    None
+}
+
+/// A cursor over the fields of one event, for the fast paths that expect the fields in the
+/// order the kernel's `TP_printk` prints them.
+struct Fields<'a> {
+    s: &'a str,
+}
+
+impl<'a> Fields<'a> {
+    /// Skip `lit`.
+    fn lit(&mut self, lit: &str) -> Option<()> {
+        self.s = self.s.strip_prefix(lit)?;
+        Some(())
+    }
+
+    /// The text up to `end` (skipped too); a comm may hold spaces.
+    fn until(&mut self, end: &str) -> Option<&'a str> {
+        let i = find(self.s.as_bytes(), end.as_bytes())?;
+        let v = &self.s[..i];
+        self.s = &self.s[i + end.len()..];
+        Some(v)
+    }
+
+    /// A token up to the next space or the end.
+    fn token(&mut self) -> &'a str {
+        let i = memchr(b' ', self.s.as_bytes()).unwrap_or(self.s.len());
+        let v = &self.s[..i];
+        self.s = &self.s[i..];
+        v
+    }
+
+    fn uint<T: TryFrom<u64>>(&mut self) -> Option<T> {
+        T::try_from(digits(self.token().as_bytes())?).ok()
+    }
+
+    fn int(&mut self) -> Option<i32> {
+        let t = self.token();
+        let (neg, d) = match t.strip_prefix('-') {
+            Some(d) => (true, d),
+            None => (false, t),
+        };
+        let v = i32::try_from(digits(d.as_bytes())?).ok()?;
+        Some(if neg { -v } else { v })
+    }
+}
+
+/// `sched_switch` as v6.1 prints it: `prev_comm=C prev_pid=P prev_prio=N prev_state=S ==>
+/// next_comm=C next_pid=P next_prio=N`. Anything else: `None`, for the general path.
+fn fast_switch(f: &str) -> Option<Record<'_>> {
+    let mut c = Fields { s: f };
+    c.lit("prev_comm=")?;
+    let prev_comm = c.until(" prev_pid=")?;
+    let prev_pid = c.uint()?;
+    c.lit(" prev_prio=")?;
+    let prev_prio = c.int()?;
+    c.lit(" prev_state=")?;
+    let prev_state = parse_state(c.token())?;
+    c.lit(" ==> next_comm=")?;
+    let next_comm = c.until(" next_pid=")?;
+    let next_pid = c.uint()?;
+    c.lit(" next_prio=")?;
+    let next_prio = c.int()?;
+    c.s.trim_end().is_empty().then_some(Record::Switch {
+        prev_pid,
+        prev_comm,
+        prev_prio,
+        prev_state,
+        next_pid,
+        next_comm,
+        next_prio,
+    })
+}
+
+/// `sched_waking`/`sched_wakeup[_new]` as v6.1 prints them: `comm=C pid=P prio=N
+/// target_cpu=NNN` (older kernels add `success=1`, which the general path reads).
+fn fast_wake<'a>(event: &str, f: &'a str) -> Option<Record<'a>> {
+    let mut c = Fields { s: f };
+    c.lit("comm=")?;
+    let comm = c.until(" pid=")?;
+    let pid = c.uint()?;
+    c.lit(" prio=")?;
+    let prio = c.int()?;
+    c.lit(" target_cpu=")?;
+    c.uint::<u32>()?;
+    c.s.trim_end().is_empty().then_some(Record::Wake {
+        waking: event == "sched_waking",
+        new: event == "sched_wakeup_new",
+        pid,
+        comm,
+        prio,
+    })
 }
 
 /// Where `key` starts a field (at the start or after a space).
 fn find_key(s: &str, key: &str) -> Option<usize> {
     let mut from = 0;
-    while let Some(i) = s[from..].find(key) {
+    while let Some(i) = find(&s.as_bytes()[from..], key.as_bytes()) {
         let at = from + i;
         if at == 0 || s.as_bytes()[at - 1] == b' ' {
             return Some(at + key.len());
@@ -308,7 +455,7 @@ fn find_key(s: &str, key: &str) -> Option<usize> {
 /// The text between `key` and `end` (a comm, which may hold spaces).
 fn between<'a>(s: &'a str, key: &str, end: &str) -> Option<&'a str> {
     let start = find_key(s, key)?;
-    let len = s[start..].find(end)?;
+    let len = find(&s.as_bytes()[start..], end.as_bytes())?;
     Some(&s[start..start + len])
 }
 
@@ -397,6 +544,70 @@ mod tests {
                 comm: "rt-app",
                 ..
             }
+        ));
+    }
+
+    #[test]
+    fn byte_search_finds_the_first_occurrence() {
+        for (hay, needle) in [
+            ("   <idle>-0   [000] 1.0: x", " ["),
+            ("a [b [1]", " ["),
+            ("x: y: z", ": "),
+            ("pid=1 prev_pid=2", " prev_pid="),
+            (" [", " ["),
+            ("[ [", " ["),
+            ("", " ["),
+            ("   ", " ["),
+            ("ab", "abc"),
+        ] {
+            assert_eq!(
+                find(hay.as_bytes(), needle.as_bytes()),
+                hay.find(needle),
+                "{needle:?} in {hay:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn fast_paths_read_what_the_general_path_reads() {
+        let r = Reader::new("", "t.txt");
+        for (event, f) in [
+            (
+                "sched_switch",
+                "prev_comm=my task-1 prev_pid=7 prev_prio=-1 prev_state=D|K ==> \
+                 next_comm=swapper/3 next_pid=0 next_prio=120",
+            ),
+            ("sched_waking", "comm=a b pid=12 prio=98 target_cpu=003"),
+            (
+                "sched_wakeup_new",
+                "comm=x pid=4194304 prio=120 target_cpu=000",
+            ),
+        ] {
+            let fast = match event {
+                "sched_switch" => fast_switch(f),
+                _ => fast_wake(event, f),
+            };
+            assert_eq!(fast, Some(r.general(event, f, f).unwrap()), "{event}: {f}");
+        }
+        // Fields in another order or extra fields: the general path.
+        assert_eq!(
+            fast_wake(
+                "sched_wakeup",
+                "comm=a pid=1 prio=120 success=1 target_cpu=000"
+            ),
+            None
+        );
+        assert!(matches!(
+            r.record(
+                "sched_wakeup",
+                "comm=a pid=1 prio=120 success=1 target_cpu=000",
+                ""
+            ),
+            Ok(Record::Wake {
+                pid: 1,
+                prio: 120,
+                ..
+            })
         ));
     }
 

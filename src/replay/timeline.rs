@@ -9,7 +9,7 @@
 
 use super::reader::{Head, PrevState, Reader, Record};
 use crate::error::InputError;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// What the extraction needs to know of the CPUs: capacities and frequencies.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,13 +147,53 @@ struct Cpu {
     switch_left: u64,
     khz: u32,
     freq_since: u64,
+    /// Busy ns at `khz` not yet added to `busy_khz`.
+    busy_at_khz: u64,
+}
+
+/// `PID_MAX_LIMIT` on 64-bit kernels: the largest `pid_max`.
+const PID_MAX_LIMIT: u32 = 1 << 22;
+
+/// Task index by pid: a dense table for real pids, a map for larger numbers (which only a
+/// malformed trace has), so a lookup per event costs an index, not a hash.
+#[derive(Default)]
+struct PidMap {
+    dense: Vec<u32>,
+    sparse: BTreeMap<u32, usize>,
+}
+
+impl PidMap {
+    const NONE: u32 = u32::MAX;
+
+    fn get(&self, pid: u32) -> Option<usize> {
+        if pid < PID_MAX_LIMIT {
+            match self.dense.get(pid as usize) {
+                Some(&i) if i != Self::NONE => Some(i as usize),
+                _ => None,
+            }
+        } else {
+            self.sparse.get(&pid).copied()
+        }
+    }
+
+    fn insert(&mut self, pid: u32, task: usize) {
+        if pid < PID_MAX_LIMIT {
+            let p = pid as usize;
+            if self.dense.len() <= p {
+                self.dense.resize(p + 1, Self::NONE);
+            }
+            self.dense[p] = task as u32;
+        } else {
+            self.sparse.insert(pid, task);
+        }
+    }
 }
 
 struct Builder<'i> {
     info: &'i CpuInfo,
     cpus: Vec<Cpu>,
     tasks: Vec<TaskTrace>,
-    by_pid: HashMap<u32, usize>,
+    by_pid: PidMap,
     start: u64,
     freq_ns: Vec<(u128, u64)>,
     busy_khz: Vec<BTreeMap<u32, u64>>,
@@ -229,13 +269,14 @@ impl<'i> Builder<'i> {
                 switch_left: 0,
                 khz: info.init_khz.get(c).copied().unwrap_or(0),
                 freq_since: 0,
+                busy_at_khz: 0,
             })
             .collect();
         Builder {
             info,
             cpus,
             tasks: Vec::new(),
-            by_pid: HashMap::new(),
+            by_pid: PidMap::default(),
             start: 0,
             freq_ns: vec![(0, 0); n],
             busy_khz: vec![BTreeMap::new(); n],
@@ -252,7 +293,7 @@ impl<'i> Builder<'i> {
 
     /// The task with `pid`, created when first seen.
     fn task(&mut self, pid: u32, comm: &str, prio: Option<i32>, start: u64) -> usize {
-        let i = *self.by_pid.entry(pid).or_insert_with(|| {
+        let i = self.by_pid.get(pid).unwrap_or_else(|| {
             self.tasks.push(TaskTrace {
                 pid,
                 comm: comm.to_string(),
@@ -271,6 +312,7 @@ impl<'i> Builder<'i> {
                 last_cpu: None,
                 woken_at: None,
             });
+            self.by_pid.insert(pid, self.tasks.len() - 1);
             self.tasks.len() - 1
         });
         let t = &mut self.tasks[i];
@@ -305,8 +347,17 @@ impl<'i> Builder<'i> {
             let task = &mut self.tasks[t];
             task.work += (dt - switching) * speed;
             task.cpu_time_ns += dt;
-            *self.busy_khz[cpu].entry(c.khz).or_insert(0) += dt;
+            c.busy_at_khz += dt;
         }
+    }
+
+    /// A new frequency on `cpu`: the busy time at the old one goes to `busy_khz`.
+    fn set_khz(&mut self, cpu: usize, khz: u32) {
+        let c = &mut self.cpus[cpu];
+        if c.busy_at_khz > 0 {
+            *self.busy_khz[cpu].entry(c.khz).or_insert(0) += std::mem::take(&mut c.busy_at_khz);
+        }
+        c.khz = khz;
     }
 
     /// The trace says `t` is current on `cpu` at `ts` (a switch's prev, a waker, a forking
@@ -330,8 +381,11 @@ impl<'i> Builder<'i> {
         }
         let task = &mut self.tasks[t];
         task.state = State::Running(cpu);
+        // `last_cpu` is always in `cpus`.
+        if task.last_cpu != Some(cpu) {
+            task.cpus.insert(cpu);
+        }
         task.last_cpu = Some(cpu);
-        task.cpus.insert(cpu);
     }
 
     fn flush(&mut self, t: usize) {
@@ -381,7 +435,7 @@ impl<'i> Builder<'i> {
                     ));
                 }
                 self.account(cpu, ts);
-                self.cpus[cpu].khz = khz;
+                self.set_khz(cpu, khz);
             }
             Record::Switch {
                 prev_pid,
@@ -439,7 +493,7 @@ impl<'i> Builder<'i> {
                 if pid == 0 {
                     return Ok(());
                 }
-                let known = self.by_pid.contains_key(&pid);
+                let known = self.by_pid.get(pid).is_some();
                 let w = self.task(pid, comm, Some(prio), if new { ts } else { self.start });
                 if new {
                     let task = &mut self.tasks[w];
@@ -486,12 +540,12 @@ impl<'i> Builder<'i> {
                 child_pid,
                 child_comm,
             } => {
-                let prio = self.by_pid.get(&parent_pid).map(|&p| self.tasks[p].prio);
+                let prio = self.by_pid.get(parent_pid).map(|p| self.tasks[p].prio);
                 let p = self.task(parent_pid, "", None, self.start);
                 if head.pid == parent_pid {
                     self.current(cpu, p, ts);
                 }
-                let fresh = !self.by_pid.contains_key(&child_pid);
+                let fresh = self.by_pid.get(child_pid).is_none();
                 let c = self.task(child_pid, child_comm, prio, ts);
                 if fresh {
                     self.flush(p);
@@ -502,7 +556,7 @@ impl<'i> Builder<'i> {
                 }
             }
             Record::Exit { pid } => {
-                if let Some(&t) = self.by_pid.get(&pid) {
+                if let Some(t) = self.by_pid.get(pid) {
                     if self.cpus[cpu].curr == Some(t) {
                         self.account(cpu, ts);
                     }
@@ -529,6 +583,7 @@ impl<'i> Builder<'i> {
     fn finish(&mut self, end: u64) {
         for c in 0..self.cpus.len() {
             self.account(c, end);
+            self.set_khz(c, self.cpus[c].khz);
         }
         for t in 0..self.tasks.len() {
             self.flush(t);

@@ -365,6 +365,7 @@ fn generator_metrics(
         | Generator::Cyclictest
         | Generator::Schbench
         | Generator::Netperf
+        | Generator::Tbench
         | Generator::Frames => super::workload::metrics(k, g, prefix, end),
     }
 }

@@ -1,5 +1,5 @@
 //! The metrics of the benchmark generators that measure latency, completion or throughput
-//! (hackbench, cyclictest, schbench, netperf, frames), computed from the threads' own
+//! (hackbench, cyclictest, schbench, netperf, tbench, frames), computed from the threads' own
 //! measurements and the channels' counters, the way each benchmark reports itself.
 
 use super::{LatencyHistogram, LatencySummary};
@@ -140,6 +140,37 @@ pub fn metrics(k: &Kernel, g: Generator, prefix: &str, end: u64) -> Value {
                 "sends_per_sec": sum(|s| s.sends) as f64 / secs,
                 "recvs_per_sec": sum(|s| s.recvs) as f64 / secs,
                 "drops": sum(|s| s.drops),
+            })
+        }
+        Generator::Tbench => {
+            // Per client, the operations it completed are the replies it read.
+            let recvs = |name: &str| {
+                k.workload()
+                    .channels
+                    .iter()
+                    .zip(&k.channels.chans)
+                    .find(|(spec, _)| spec.name == name)
+                    .map_or(0, |(_, c)| c.stats.recvs)
+            };
+            let clients = named("tbench-").count() as u32;
+            let ops: Vec<u64> = (0..clients)
+                .map(|i| {
+                    recvs(&format!(
+                        "{prefix}{}",
+                        crate::workload::gen::tbench_channels(i).1
+                    ))
+                })
+                .collect();
+            let bytes: u64 = ops
+                .iter()
+                .map(|&n| crate::workload::gen::tbench_payload_bytes(n))
+                .sum();
+            json!({
+                "generator": g.name(),
+                "clients": clients,
+                "mb_per_sec": bytes as f64 / 1e6 / secs,
+                "ops": ops.iter().sum::<u64>(),
+                "ops_per_sec": ops.iter().sum::<u64>() as f64 / secs,
             })
         }
         Generator::Frames => {

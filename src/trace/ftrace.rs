@@ -30,6 +30,9 @@ pub struct Ftrace<W: Write> {
     counters: bool,
     /// Rendered `<comm>-<pid>` line starts by pid modulo `COMM_CACHE`.
     comms: Vec<(u32, Vec<u8>)>,
+    /// The whole seconds of the last timestamp, rendered with their `.`: they change
+    /// once a simulated second.
+    secs: (u64, Vec<u8>),
     /// The first write error; later writes are skipped and `finish` reports it.
     error: Option<io::Error>,
 }
@@ -53,6 +56,7 @@ impl<W: Write> Ftrace<W> {
             shown,
             counters,
             comms: vec![(u32::MAX, Vec::new()); COMM_CACHE],
+            secs: (0, b"0.".to_vec()),
             error: None,
         }
     }
@@ -77,24 +81,34 @@ impl<W: Write> Ftrace<W> {
             slot.1.push(b'-');
             uint_left(&mut slot.1, pid.into(), 5);
         }
+        let secs = ts / 1_000_000_000;
+        if secs != self.secs.0 {
+            self.secs.0 = secs;
+            self.secs.1.clear();
+            uint(&mut self.secs.1, secs);
+            self.secs.1.push(b'.');
+        }
+        // ` [ccc] ` then, after the seconds, `nnnnnnnnn: `, each in one piece.
+        let mut cpu_field = *b" [000] ";
+        if cpu < 1000 {
+            cpu_field[2] = b'0' + (cpu / 100) as u8;
+            cpu_field[3] = b'0' + (cpu / 10 % 10) as u8;
+            cpu_field[4] = b'0' + (cpu % 10) as u8;
+        }
+        let mut ns = [b':'; 11];
+        ns[10] = b' ';
+        nine_digits(&mut ns[..9], ts % 1_000_000_000);
         let b = &mut self.buf;
         b.extend_from_slice(&slot.1);
-        b.extend_from_slice(b" [");
         if cpu < 1000 {
-            let d = [
-                b'0' + (cpu / 100) as u8,
-                b'0' + (cpu / 10 % 10) as u8,
-                b'0' + (cpu % 10) as u8,
-            ];
-            b.extend_from_slice(&d);
+            b.extend_from_slice(&cpu_field);
         } else {
+            b.extend_from_slice(b" [");
             uint(b, cpu as u64);
+            b.extend_from_slice(b"] ");
         }
-        b.extend_from_slice(b"] ");
-        uint(b, ts / 1_000_000_000);
-        b.push(b'.');
-        nine_digits(b, ts % 1_000_000_000);
-        b.extend_from_slice(b": ");
+        b.extend_from_slice(&self.secs.1);
+        b.extend_from_slice(&ns);
     }
 
     fn line(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>, ev: &TraceEvent<'_>) {

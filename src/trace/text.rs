@@ -28,11 +28,12 @@ const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
       6061626364656667686970717273747576777879\
       8081828384858687888990919293949596979899";
 
-/// Append `v` (below 10⁹) as exactly nine digits: the nanoseconds of a timestamp.
+/// Write `v` (below 10⁹) as exactly nine digits into `out` (nine bytes): the nanoseconds of
+/// a timestamp.
 #[inline]
-pub fn nine_digits(out: &mut Vec<u8>, v: u64) {
+pub fn nine_digits(out: &mut [u8], v: u64) {
     debug_assert!(v < 1_000_000_000);
-    let mut digits = [0u8; 9];
+    let digits: &mut [u8; 9] = out.try_into().expect("nine bytes");
     let mut v = v as u32;
     for i in (0..4).rev() {
         let pair = (v % 100) as usize * 2;
@@ -40,7 +41,6 @@ pub fn nine_digits(out: &mut Vec<u8>, v: u64) {
         v /= 100;
     }
     digits[0] = b'0' + v as u8;
-    out.extend_from_slice(&digits);
 }
 
 /// Append `s` right-aligned in `width` characters (`{:>width}`).
@@ -85,9 +85,9 @@ mod tests {
             uint_zero_padded(&mut b, v, 9);
             assert_eq!(b, format!("{v:09}").into_bytes());
             if v < 1_000_000_000 {
-                let mut b = Vec::new();
+                let mut b = [0; 9];
                 nine_digits(&mut b, v);
-                assert_eq!(b, format!("{v:09}").into_bytes());
+                assert_eq!(b.to_vec(), format!("{v:09}").into_bytes());
             }
             let mut b = Vec::new();
             uint_left(&mut b, v, 5);

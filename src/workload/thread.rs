@@ -28,10 +28,14 @@
 //! - `fork` creates a thread of the named task; each target task can be forked
 //!   `FORKS_LIMIT` times (rt-app then stops the whole use case; here the forking thread ends
 //!   and `UserSpace::fork_limit_hit` tells it).
+//! - rt-app's own ftrace lines (`rtapp_ftrace.rs`) go into `UserSpace::marks` where rt-app
+//!   writes them: task start (after `t_zero`'s clock reference) and end, each iteration's
+//!   loop start (after its attributes), each event, the loop end and its stats.
 
 use std::fmt;
 
 use super::rtapp::{Calibration, Event, PhaseSpec, Workload};
+use super::rtapp_ftrace::{FtraceCategories, Marks};
 use super::syscall::{CpuSet, Policy, SchedParams, Syscall};
 use crate::report::LatencyHistogram;
 
@@ -72,6 +76,9 @@ pub struct UserSpace {
     fork_limit_hit: bool,
     /// Forks allowed per task (`Global::fork_limit`; 0: no limit).
     fork_limit: u32,
+    /// rt-app's trace_marker lines written since the kernel last took them (none unless
+    /// `enable_marks`).
+    pub marks: Marks,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -101,7 +108,14 @@ impl UserSpace {
             forks_named: vec![0; workload.tasks.len()],
             fork_limit_hit: false,
             fork_limit: workload.global.fork_limit,
+            marks: Marks::default(),
         }
+    }
+
+    /// Threads write rt-app's ftrace lines of `categories` (the workload's `global.ftrace`)
+    /// into `marks`: for a traced run.
+    pub fn enable_marks(&mut self, categories: FtraceCategories) {
+        self.marks = Marks::new(categories);
     }
 
     /// Numbers and names a new thread of `task` as rt-app does: `<task>-<index>` at start,
@@ -505,6 +519,10 @@ impl Thread {
             }
             match self.pc {
                 Pc::Start => {
+                    if ctx.user.t_zero.is_none() {
+                        ctx.user.marks.clock_ref(round_us(now));
+                    }
+                    ctx.user.marks.task("start");
                     let t_zero = *ctx.user.t_zero.get_or_insert(now);
                     self.t_first = t_zero.saturating_add(self.delay_ns);
                     self.pc = Pc::Setup;
@@ -529,18 +547,21 @@ impl Thread {
                 }
                 Pc::Event(i) => {
                     if i == 0 {
+                        let (tl, p, pl) = (self.thread_loop, self.phase, self.phase_loop);
+                        ctx.user.marks.phase_loop("start", tl, p, pl);
                         self.iter.start_ns = now;
                     }
                     let phase = &self.phases[self.phase];
                     match phase.events.get(i).copied() {
                         Some(ev) => {
+                            ctx.user.marks.event(i, &phase.labels[i]);
                             self.pc = Pc::Event(i + 1);
                             if let Some(call) = self.event(ev, ctx) {
                                 return call;
                             }
                         }
                         None => {
-                            self.end_iteration(now);
+                            self.end_iteration(now, &mut ctx.user.marks);
                             self.pc = Pc::IterStart;
                             if now == self.iter.start_ns {
                                 return Syscall::Run {
@@ -550,10 +571,7 @@ impl Thread {
                         }
                     }
                 }
-                Pc::Done => {
-                    self.exited_at.get_or_insert(now);
-                    return Syscall::Exit;
-                }
+                Pc::Done => return self.exit(now, ctx),
             }
         }
     }
@@ -731,8 +749,7 @@ impl Thread {
                 if ctx.user.fork_limit > 0 && ctx.user.fork_requests[task] >= ctx.user.fork_limit {
                     ctx.user.fork_limit_hit = true;
                     self.pc = Pc::Done;
-                    self.exited_at = Some(now);
-                    return Some(Syscall::Exit);
+                    return Some(self.exit(now, ctx));
                 }
                 ctx.user.fork_requests[task] += 1;
                 (Syscall::Fork { task }, Pending::None)
@@ -809,24 +826,37 @@ impl Thread {
         None
     }
 
-    /// Writes the iteration's log row and moves to the next iteration, phase or task loop.
-    fn end_iteration(&mut self, now: u64) {
-        if self.logging {
-            let start = round_us(self.iter.start_ns);
-            self.log.push(LoopRecord {
-                idx: self.index,
-                perf: self.iter.perf,
-                run: self.iter.run_us,
-                period: round_us(now.saturating_sub(self.iter.start_ns)),
-                start,
-                end: round_us(now),
-                rel_st: start,
-                slack: self.iter.slack_us,
-                c_duration: self.iter.c_duration,
-                c_period: self.iter.c_period,
-                wu_lat: self.iter.wu_lat_us,
-            });
+    /// The thread's end (rt-app's `rtapp_task: event=end` is its last line).
+    fn exit(&mut self, now: u64, ctx: &mut UserCtx) -> Syscall {
+        if self.exited_at.is_none() {
+            self.exited_at = Some(now);
+            ctx.user.marks.task("end");
         }
+        Syscall::Exit
+    }
+
+    /// Writes the iteration's log row and its ftrace lines, and moves to the next
+    /// iteration, phase or task loop.
+    fn end_iteration(&mut self, now: u64, marks: &mut Marks) {
+        let start = round_us(self.iter.start_ns);
+        let row = LoopRecord {
+            idx: self.index,
+            perf: self.iter.perf,
+            run: self.iter.run_us,
+            period: round_us(now.saturating_sub(self.iter.start_ns)),
+            start,
+            end: round_us(now),
+            rel_st: start,
+            slack: self.iter.slack_us,
+            c_duration: self.iter.c_duration,
+            c_period: self.iter.c_period,
+            wu_lat: self.iter.wu_lat_us,
+        };
+        if self.logging {
+            self.log.push(row);
+        }
+        marks.phase_loop("end", self.thread_loop, self.phase, self.phase_loop);
+        marks.stats(&row);
         self.phase_loop += 1;
         if self.phase_loop == self.phases[self.phase].loop_count {
             self.phase_loop = 0;

@@ -9,6 +9,7 @@ mod hackbench;
 mod netperf;
 mod pipe;
 mod schbench;
+mod tbench;
 
 pub use cyclictest::{cyclictest, CyclictestArgs};
 pub use fio::{fio, FioArgs};
@@ -18,6 +19,8 @@ pub use hackbench::{hackbench, HackbenchArgs, GROUP_FDS};
 pub use netperf::{netperf, NetperfArgs};
 pub use pipe::{pipe, PipeArgs};
 pub use schbench::{schbench, SchbenchArgs};
+pub use tbench::{channels as tbench_channels, payload_bytes as tbench_payload_bytes};
+pub use tbench::{tbench, TbenchArgs};
 
 /// Every generator, as `schedlab gen NAME ARGS…` and experiment files (`gen = "NAME"`, `args`)
 /// name it. A new generator is a variant here and an arm in [`GenCommand::json`].
@@ -41,6 +44,9 @@ pub enum GenCommand {
     /// `netperf -t UDP_STREAM|TCP_STREAM -- -m SIZE` on loopback (seeds 000, 001); reports
     /// throughput.
     Netperf(NetperfArgs),
+    /// dbench's `tbench N`: client/server process pairs exchanging SMB-sized packets over
+    /// loopback TCP; reports `mb_per_sec`.
+    Tbench(TbenchArgs),
     /// TouchLatency-like frames beside periodic background load (seed 002); reports missed
     /// frames and frame latency.
     Frames(FramesArgs),
@@ -59,6 +65,7 @@ impl GenCommand {
             GenCommand::Cyclictest(a) => cyclictest(a)?,
             GenCommand::Schbench(a) => schbench(a),
             GenCommand::Netperf(a) => netperf(a),
+            GenCommand::Tbench(a) => tbench(a),
             GenCommand::Frames(a) => frames(a),
             GenCommand::FromTrace(a) => {
                 let l = a.extract.load()?;
@@ -134,6 +141,8 @@ pub enum Generator {
     Schbench,
     /// A sender and a receiver over loopback: `mbit_per_sec`, messages per second.
     Netperf,
+    /// Client/server pairs over loopback TCP: `mb_per_sec` of read and written payload.
+    Tbench,
     /// A frame task beside periodic background load: missed frames, frame latency.
     Frames,
 }
@@ -148,6 +157,7 @@ impl Generator {
         "cyclictest",
         "schbench",
         "netperf",
+        "tbench",
         "frames",
     ];
 
@@ -161,6 +171,7 @@ impl Generator {
             "cyclictest" => Some(Generator::Cyclictest),
             "schbench" => Some(Generator::Schbench),
             "netperf" => Some(Generator::Netperf),
+            "tbench" => Some(Generator::Tbench),
             "frames" => Some(Generator::Frames),
             _ => None,
         }
@@ -176,6 +187,7 @@ impl Generator {
             Generator::Cyclictest => "cyclictest",
             Generator::Schbench => "schbench",
             Generator::Netperf => "netperf",
+            Generator::Tbench => "tbench",
             Generator::Frames => "frames",
         }
     }

@@ -73,6 +73,94 @@ pub(super) const EVENT_LIST: &str =
                           sync, barrier, suspend, resume, yield, fork, mem, memrun, iorun, \
                           sem_post, sem_wait, send, recv";
 
+/// How rt-app's parser names an event (`event_data_t.name`, 48 bytes) and its `resource_t`,
+/// for the `rtapp_event` trace line. rt-app appends its thread data's address in hex to the
+/// names it makes per thread (`mem…`, `memrun_…`, `unique…` timers); that address is left
+/// out here, as it is not reproducible. `send`/`recv` are not rt-app's: type 0 (unknown).
+fn label(kind: Kind, key: &str, v: &Value, task_name: &str) -> EventLabel {
+    const NAME: usize = 48;
+    fn s(v: Option<&Value>) -> &str {
+        match v {
+            Some(Value::Str(s)) => s.as_str(),
+            _ => "unknown",
+        }
+    }
+    let field = |k: &str| match v {
+        Value::Object(m) => m.iter().rev().find(|(n, ..)| n == k).map(|(_, v, _)| v),
+        _ => None,
+    };
+    let value = s(Some(v));
+    // strncpy(name, src, 47) for plain names; snprintf(name, 47, …) for composed ones.
+    let (type_id, desc, max) = match kind {
+        Kind::Run => (6, key.to_string(), NAME - 1),
+        Kind::Runtime => (19, key.to_string(), NAME - 1),
+        Kind::Sleep => (5, key.to_string(), NAME - 1),
+        Kind::Yield => (20, key.to_string(), NAME - 1),
+        Kind::Mem => (14, "mem".to_string(), NAME - 1),
+        Kind::IoRun => (18, "mem".to_string(), NAME - 1),
+        Kind::MemRun => {
+            let int = |k| match field(k) {
+                Some(Value::Int(n)) => *n,
+                _ => 0,
+            };
+            let ty = s(field("type"));
+            let encoded = match ty {
+                "chase" => {
+                    let stride = field("stride").map_or(64, |_| int("stride"));
+                    let random = s(field("pattern")) != "sequential";
+                    let p = if random { 'r' } else { 's' };
+                    format!("memrun_{p}_{stride}_{}", int("size"))
+                }
+                _ => format!("memrun_{ty}_{}", int("size")),
+            };
+            let id = match ty {
+                "chase" => 17,
+                "read" => 16,
+                _ => 15,
+            };
+            let name = field("ref").map_or(encoded, |r| s(Some(r)).to_string());
+            (id, name, NAME - 1)
+        }
+        Kind::Lock | Kind::Unlock | Kind::Signal | Kind::Broad | Kind::Barrier | Kind::Fork => {
+            let id = match kind {
+                Kind::Lock => 8,
+                Kind::Unlock => 9,
+                Kind::Signal => 3,
+                Kind::Broad => 4,
+                Kind::Barrier => 21,
+                _ => 22,
+            };
+            (id, format!("{key}:{value}"), NAME - 2)
+        }
+        Kind::SemPost | Kind::SemWait => {
+            let id = if kind == Kind::SemPost { 24 } else { 23 };
+            (id, format!("{key}:{value}"), NAME - 2)
+        }
+        Kind::Wait | Kind::Sync => {
+            let id = if kind == Kind::Wait { 2 } else { 7 };
+            let desc = format!("{key}:{}:{}", s(field("ref")), s(field("mutex")));
+            (id, desc, NAME - 2)
+        }
+        Kind::Timer => {
+            let r = s(field("ref"));
+            let id = if r.starts_with("unique") { 11 } else { 10 };
+            (id, format!("{key}:{r}"), NAME - 2)
+        }
+        Kind::Resume => (13, format!("{key}:{value}:{value}"), NAME - 2),
+        Kind::Suspend => (12, format!("{key}:{task_name}:{task_name}"), NAME - 2),
+        Kind::Send | Kind::Recv => (0, format!("{key}:{}", s(field("channel"))), NAME - 2),
+    };
+    let mut desc = desc;
+    if desc.len() > max {
+        let mut end = max;
+        while !desc.is_char_boundary(end) {
+            end -= 1;
+        }
+        desc.truncate(end);
+    }
+    EventLabel { type_id, desc }
+}
+
 impl Parser<'_> {
     pub(super) fn events(
         &mut self,
@@ -80,9 +168,10 @@ impl Parser<'_> {
         task_name: &str,
         entries: &[&(String, Value, json::Pos)],
         base: &str,
-    ) -> Result<Vec<Event>, InputError> {
+    ) -> Result<(Vec<Event>, Arc<[EventLabel]>), InputError> {
         let mut barriers_here = HashSet::new();
         let mut out = Vec::with_capacity(entries.len());
+        let mut labels = Vec::with_capacity(entries.len());
         for (key, v, _) in entries.iter().copied() {
             let place = join(base, key);
             let kind = event_kind(key).expect("callers pass events only");
@@ -91,6 +180,7 @@ impl Parser<'_> {
             let Some(ev) = self.keep(r) else {
                 continue;
             };
+            labels.push(label(kind, key, v, task_name));
             if let Event::Barrier { barrier } = ev {
                 // rt-app counts one more thread per use, so a second use in one task waits for
                 // a thread that never comes.
@@ -105,7 +195,7 @@ impl Parser<'_> {
             }
             out.push(ev);
         }
-        Ok(out)
+        Ok((out, labels.into()))
     }
 
     pub(super) fn event(

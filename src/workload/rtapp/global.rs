@@ -80,9 +80,17 @@ impl Parser<'_> {
                 }
             }
             "ftrace" => {
-                if !matches!(v, Value::Bool(_) | Value::Str(_)) {
-                    return Err(self.err(&place, "a list of ftrace categories", v.describe()));
-                }
+                use crate::workload::FtraceCategories;
+                const EXPECTED: &str =
+                    "ftrace categories: main, task, loop, event, stats or none, comma-separated";
+                self.global.ftrace = match v {
+                    // Deprecated in rt-app: true enables every category.
+                    Value::Bool(true) => FtraceCategories::ALL,
+                    Value::Bool(false) => FtraceCategories::NONE,
+                    Value::Str(s) => FtraceCategories::parse(s)
+                        .ok_or_else(|| self.err(&place, EXPECTED, quote(s)))?,
+                    _ => return Err(self.err(&place, EXPECTED, v.describe())),
+                };
             }
             "mem_buffer_size" => {
                 self.int_in(v, &place, 1, INT_MAX, "a buffer size in bytes")?;

@@ -7,8 +7,10 @@
 //! - `global`: `duration` (s; ≤ 0 or absent: until every thread ended), `calibration`
 //!   (`"CPUn"`, or an integer ns per loop; 0 means CPU0 as in rt-app; absent: work is counted
 //!   at capacity 1024), `default_policy` (`SCHED_OTHER`), `cumulative_slack` (false),
-//!   `pi_enabled` (false), `log_basename` (`rt-app`). `lock_pages`, `logdir`, `log_size`,
-//!   `ftrace`, `gnuplot`, `io_device` and `mem_buffer_size` are type-checked and ignored.
+//!   `pi_enabled` (false), `log_basename` (`rt-app`), `ftrace` (rt-app's categories of its own
+//!   trace lines, `"main,task,loop,event,stats"` or `none`, or the deprecated `true` for all;
+//!   written when the run is traced). `lock_pages`, `logdir`, `log_size`, `gnuplot`,
+//!   `io_device` and `mem_buffer_size` are type-checked and ignored.
 //! - Task: `instance` (1; 0 creates no thread, only a fork target), `loop` (-1 = forever),
 //!   `delay` (µs after the use case started), `phases`, and the properties below. A task
 //!   without `phases` is one phase; then its `loop` is the phase's loop and the task runs it
@@ -73,12 +75,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use super::gen::Generator;
 use super::json::{self, quote, Value};
 use super::syscall::{Policy, SchedParams};
 use super::thread::FORKS_LIMIT;
 use super::warning::{did_you_mean, Warning};
+use super::EventLabel;
 use crate::error::InputError;
 
 mod events;
@@ -252,6 +256,8 @@ pub struct Global {
     /// A `/dev/cpu_dma_latency` request held for the whole run, µs (extension
     /// `pm_qos_cpu_dma_latency_us`, as cyclictest writes 0 unless `--laptop`).
     pub pm_qos_cpu_dma_latency_us: Option<u64>,
+    /// The categories of rt-app's own ftrace lines (`ftrace`; none by default).
+    pub ftrace: crate::workload::FtraceCategories,
 }
 
 /// How `run` durations turn into work.
@@ -310,6 +316,8 @@ pub struct PhaseSpec {
     pub loop_count: i64,
     /// At least one, in file order.
     pub events: Vec<Event>,
+    /// How rt-app's `rtapp_event` lines name each of `events` (shared by the threads).
+    pub labels: Arc<[EventLabel]>,
     /// Affinity while in this phase; `None`: the task's.
     pub cpus: Option<Vec<usize>>,
     /// Scheduling parameters set on entry, fully resolved; `None` keeps the current ones.

@@ -54,6 +54,7 @@ impl<'a> Parser<'a> {
                 generator: None,
                 fork_limit: FORKS_LIMIT,
                 pm_qos_cpu_dma_latency_us: None,
+                ftrace: crate::workload::FtraceCategories::NONE,
             },
             task_index: HashMap::new(),
             task_instances: Vec::new(),

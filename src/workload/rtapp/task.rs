@@ -214,7 +214,7 @@ impl Parser<'_> {
             if events.is_empty() {
                 return Err(self.err(&base, format!("at least one event ({EVENT_LIST})"), "none"));
             }
-            let evs = self.events(t, name, &events, &base)?;
+            let (evs, labels) = self.events(t, name, &events, &base)?;
             // Without "phases", "loop" is the phase's count and the task runs the phase once;
             // without "loop" it runs it forever.
             let (task_loop, phase_loop) = match loop_value {
@@ -225,6 +225,7 @@ impl Parser<'_> {
                 name: name.to_string(),
                 loop_count: phase_loop,
                 events: evs,
+                labels,
                 cpus: None,
                 params: None,
                 util_min: None,
@@ -345,11 +346,12 @@ impl Parser<'_> {
             )?),
             None => 1,
         };
-        let events = self.events(t, task_name, &events, base)?;
+        let (events, labels) = self.events(t, task_name, &events, base)?;
         Ok(PhaseSpec {
             name: name.to_string(),
             loop_count,
             events,
+            labels,
             cpus: self.cpus(&p, base)?,
             params,
             util_min: sched.util_min,
