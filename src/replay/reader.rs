@@ -41,6 +41,13 @@ pub enum Record<'a> {
         pid: u32,
         comm: &'a str,
         prio: i32,
+        /// `target_cpu=`: the CPU the task slept on (`sched_waking`) or was queued on
+        /// (`sched_wakeup`, `sched_wakeup_new`).
+        target_cpu: Option<usize>,
+    },
+    /// `sched_overutilized` (LISA's module): the root domain's overutilized state.
+    Overutilized {
+        on: bool,
     },
     Fork {
         parent_pid: u32,
@@ -256,6 +263,10 @@ impl<'a> Reader<'a> {
                 comm: between(f, "comm=", " pid=").ok_or_else(|| need("comm= and pid="))?,
                 pid: int(f, "pid=").ok_or_else(|| need("a numeric pid="))?,
                 prio: int(f, "prio=").ok_or_else(|| need("a numeric prio="))?,
+                target_cpu: int(f, "target_cpu="),
+            },
+            "sched_overutilized" => Record::Overutilized {
+                on: int::<u32>(f, "overutilized=").ok_or_else(|| need("overutilized="))? != 0,
             },
             "sched_process_fork" => Record::Fork {
                 parent_pid: int(f, "pid=").ok_or_else(|| need("a numeric pid="))?,
@@ -395,6 +406,7 @@ mod tests {
                 waking: true,
                 pid: 9,
                 comm: "rt-app",
+                target_cpu: Some(1),
                 ..
             }
         ));
