@@ -45,6 +45,11 @@ pub enum Record<'a> {
         /// (`sched_wakeup`, `sched_wakeup_new`).
         target_cpu: Option<usize>,
     },
+    /// `sched_migrate_task`: `pid` moves from `orig_cpu` to `dest_cpu`.
+    Migrate {
+        pid: u32,
+        orig_cpu: usize,
+    },
     /// `sched_overutilized` (LISA's module): the root domain's overutilized state.
     Overutilized {
         on: bool,
@@ -264,6 +269,10 @@ impl<'a> Reader<'a> {
                 pid: int(f, "pid=").ok_or_else(|| need("a numeric pid="))?,
                 prio: int(f, "prio=").ok_or_else(|| need("a numeric prio="))?,
                 target_cpu: int(f, "target_cpu="),
+            },
+            "sched_migrate_task" => Record::Migrate {
+                pid: int(f, "pid=").ok_or_else(|| need("a numeric pid="))?,
+                orig_cpu: int(f, "orig_cpu=").ok_or_else(|| need("a numeric orig_cpu="))?,
             },
             "sched_overutilized" => Record::Overutilized {
                 on: int::<u32>(f, "overutilized=").ok_or_else(|| need("overutilized="))? != 0,

@@ -160,6 +160,8 @@ pub struct TaskTrace {
     /// Woken onto a busy CPU of another: the IPI's wall delay (the waker's work before the
     /// send and the delivery) and whether it is a reschedule IPI of its own (not the wake
     /// list's), paid if the task preempts at once.
+    /// It moved itself off its CPU at its start: its next switch-in starts its CPUs anew.
+    affinity_set: bool,
     /// Also when it was woken and the waker's CPU.
     preempt_ipi: Option<(u64, bool, u64, usize)>,
 }
@@ -330,6 +332,7 @@ impl<'i> Builder<'i> {
                 ran_on: None,
                 touched_mark: 0,
                 wake_from: None,
+                affinity_set: false,
                 preempt_ipi: None,
             });
             self.tasks.len() - 1
@@ -645,6 +648,9 @@ impl<'i> Builder<'i> {
                         task.wake_latency_ns += ts - w;
                         task.latencies += 1;
                     }
+                    if std::mem::take(&mut self.tasks[n].affinity_set) {
+                        self.tasks[n].cpus.clear();
+                    }
                     self.current(cpu, n, ts);
                     let preempted = prev_pid != 0 && prev_state == PrevState::Runnable;
                     self.switch_in(cpu, n, ts, preempted);
@@ -700,6 +706,19 @@ impl<'i> Builder<'i> {
                 }
             }
             Record::Overutilized { on } => self.overutilized = on,
+            Record::Migrate { pid, orig_cpu } => {
+                // A task that moves itself off its CPU before it first blocks changed its
+                // own affinity at its start (rt-app's `cpus`, `sched_setaffinity`): where
+                // it ran until then is not where it may run.
+                if let Some(&t) = self.by_pid.get(&pid) {
+                    let task = &self.tasks[t];
+                    let own = head.pid == pid
+                        && self.cpus.get(orig_cpu).is_some_and(|c| c.curr == Some(t));
+                    if own && !task.steps.iter().any(|s| matches!(s, Step::Block(_))) {
+                        self.tasks[t].affinity_set = true;
+                    }
+                }
+            }
             Record::Fork {
                 parent_pid,
                 child_pid,
