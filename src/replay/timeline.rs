@@ -714,7 +714,7 @@ impl<'i> Builder<'i> {
                     let task = &self.tasks[t];
                     let own = head.pid == pid
                         && self.cpus.get(orig_cpu).is_some_and(|c| c.curr == Some(t));
-                    if own && !task.steps.iter().any(|s| matches!(s, Step::Block(_))) {
+                    if own && task.wakeups == 0 {
                         self.tasks[t].affinity_set = true;
                     }
                 }
