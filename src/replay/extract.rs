@@ -88,6 +88,9 @@ pub struct Grid {
 /// Timers fire within their slack (50 µs by default for a fair task: `timer_slack_ns`), plus
 /// the interrupt's own latency.
 const GRID_TOLERANCE_NS: u64 = 60_000;
+/// Same-CPU wake-ups by one task that make it a chain rather than coincidences of a timer
+/// firing under it.
+const CHAIN_MIN: u64 = 3;
 /// Delays shorter than this are not worth a sleep at a task's start (schedlab spreads the
 /// initial threads' starts over `model.start_spread_ns`, 20 µs).
 const START_SLACK_NS: u64 = 100_000;
@@ -118,7 +121,8 @@ impl<'t> Extraction<'t> {
             // A wake-up logged on the CPU the task slept on, by the task running there, is
             // ambiguous without the trace's irq flags: the task's timer fires on that CPU,
             // under whatever runs. When one waker does most of them it is a chain (a real
-            // dependency); when the wakers vary, they are the task's timer or interrupts.
+            // dependency); when the wakers vary, or one did it once or twice (a timer that
+            // fired under it), they are the task's timer or interrupts.
             let mut same_cpu_wakers: BTreeMap<usize, u64> = BTreeMap::new();
             for s in &t.steps {
                 if let Step::Block(b) = s {
@@ -129,7 +133,7 @@ impl<'t> Extraction<'t> {
             }
             let total: u64 = same_cpu_wakers.values().sum();
             let top = same_cpu_wakers.values().copied().max().unwrap_or(0);
-            let chain = top * 5 >= total * 4;
+            let chain = top >= CHAIN_MIN && top * 5 >= total * 4;
             let ambiguous = |b: &Block| b.same_cpu && !chain && dependency(b).is_some();
             // Timer candidates: blocks no kept task surely ended.
             let candidates: Vec<u64> = t

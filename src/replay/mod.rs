@@ -154,6 +154,16 @@ pub fn trace_platform(
         if let Ok(text) = std::fs::read_to_string(&yml) {
             let (info, name) = plat_info(&text, &yml.display().to_string())?;
             let preset = name.filter(|n| crate::platform::preset(n).is_some());
+            // A preset's file has what a plat_info lacks: the cores' costs, the caches.
+            if let Some(p) = preset.as_deref().and_then(|n| Platform::resolve(n).ok()) {
+                if p.cpus
+                    .iter()
+                    .map(|c| c.capacity_orig)
+                    .eq(info.capacity.iter().copied())
+                {
+                    return Ok((CpuInfo::from_platform(&p), preset));
+                }
+            }
             return Ok((info, preset));
         }
     }
@@ -224,10 +234,19 @@ pub fn plat_info(text: &str, file: &str) -> Result<(CpuInfo, Option<String>), In
         capacity[c] = v;
     }
     let mut max_khz = vec![0; n];
-    // A plat_info names no micro-architecture: the costs of an unknown core at the
-    // highest frequency it gives.
+    // A plat_info names no micro-architecture, caches or tick: the costs of an unknown core
+    // at the highest frequency it gives, the fallback memory, one LLC per capacity (a
+    // cluster), the default tick rate, EAS on an asymmetric system.
     let costs =
         crate::platform::Costs::for_uarch("", freqs.iter().map(|f| f.1).max().unwrap_or(1_000_000));
+    let mut clusters: Vec<u32> = capacity.clone();
+    clusters.sort_unstable();
+    clusters.dedup();
+    let llc = capacity
+        .iter()
+        .map(|c| clusters.binary_search(c).unwrap_or(0))
+        .collect();
+    let nr_pd = clusters.len();
     for (c, f) in freqs {
         if c < n {
             max_khz[c] = f;
@@ -238,8 +257,12 @@ pub fn plat_info(text: &str, file: &str) -> Result<(CpuInfo, Option<String>), In
             capacity,
             init_khz: max_khz.clone(),
             max_khz,
-            switch_ns: costs.schedule_ns + costs.context_switch_ns,
-            syscall_ns: costs.syscall_ns,
+            costs,
+            memory: crate::platform::Memory::fallback(),
+            llc,
+            nr_pd,
+            eas: nr_pd > 1,
+            tick_ns: 1_000_000_000 / crate::kernel::variant::Variant::default().hz as u64,
         },
         name,
     ))

@@ -41,6 +41,18 @@ pub enum Record<'a> {
         pid: u32,
         comm: &'a str,
         prio: i32,
+        /// `target_cpu=`: the CPU the task slept on (`sched_waking`) or was queued on
+        /// (`sched_wakeup`, `sched_wakeup_new`).
+        target_cpu: Option<usize>,
+    },
+    /// `sched_migrate_task`: `pid` moves from `orig_cpu` to `dest_cpu`.
+    Migrate {
+        pid: u32,
+        orig_cpu: usize,
+    },
+    /// `sched_overutilized` (LISA's module): the root domain's overutilized state.
+    Overutilized {
+        on: bool,
     },
     Fork {
         parent_pid: u32,
@@ -271,6 +283,14 @@ impl<'a> Reader<'a> {
                 comm: between(f, "comm=", " pid=").ok_or_else(|| need("comm= and pid="))?,
                 pid: int(f, "pid=").ok_or_else(|| need("a numeric pid="))?,
                 prio: int(f, "prio=").ok_or_else(|| need("a numeric prio="))?,
+                target_cpu: int(f, "target_cpu="),
+            },
+            "sched_migrate_task" => Record::Migrate {
+                pid: int(f, "pid=").ok_or_else(|| need("a numeric pid="))?,
+                orig_cpu: int(f, "orig_cpu=").ok_or_else(|| need("a numeric orig_cpu="))?,
+            },
+            "sched_overutilized" => Record::Overutilized {
+                on: int::<u32>(f, "overutilized=").ok_or_else(|| need("overutilized="))? != 0,
             },
             "sched_process_fork" => Record::Fork {
                 parent_pid: int(f, "pid=").ok_or_else(|| need("a numeric pid="))?,
@@ -429,13 +449,14 @@ fn fast_wake<'a>(event: &str, f: &'a str) -> Option<Record<'a>> {
     c.lit(" prio=")?;
     let prio = c.int()?;
     c.lit(" target_cpu=")?;
-    c.uint::<u32>()?;
+    let target_cpu = c.uint::<usize>()?;
     c.s.trim_end().is_empty().then_some(Record::Wake {
         waking: event == "sched_waking",
         new: event == "sched_wakeup_new",
         pid,
         comm,
         prio,
+        target_cpu: Some(target_cpu),
     })
 }
 
@@ -542,6 +563,7 @@ mod tests {
                 waking: true,
                 pid: 9,
                 comm: "rt-app",
+                target_cpu: Some(1),
                 ..
             }
         ));

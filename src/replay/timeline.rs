@@ -9,32 +9,55 @@
 
 use super::reader::{Head, PrevState, Reader, Record};
 use crate::error::InputError;
+use crate::platform::{Costs, Memory};
+use crate::workload::DEFAULT_WORKING_SET;
 use std::collections::BTreeMap;
 
-/// What the extraction needs to know of the CPUs: capacities and frequencies.
+/// What the extraction needs to know of the traced machine: the CPUs' capacities and
+/// frequencies, and the kernel's costs on it. The replay charges the model's kernel work
+/// (`platform::costs`) again, so what the timeline credits a task with is its running time
+/// less that work (see `Builder::account` and ARCHITECTURE.md, "Trace replay").
 #[derive(Debug, Clone, PartialEq)]
 pub struct CpuInfo {
     pub capacity: Vec<u32>,
     pub max_khz: Vec<u32>,
     /// The frequency before the trace's first `cpu_frequency` event on the CPU.
     pub init_khz: Vec<u32>,
-    /// What a switch costs the task switched in (`schedule()` and the context switch of
-    /// `[costs]`): the replay charges it again, so it is not the task's work.
-    pub switch_ns: u64,
-    /// What a system call that does not block costs (`cost.syscall_ns`), for the same reason.
-    pub syscall_ns: u64,
+    /// The kernel paths' work (`[costs]`).
+    pub costs: Costs,
+    /// The memory a task's working set is refilled from (`[memory]`).
+    pub memory: Memory,
+    /// Per CPU: the id of its last-level cache.
+    pub llc: Vec<usize>,
+    /// Performance domains, which EAS's placement evaluates.
+    pub nr_pd: usize,
+    /// Whether placement runs EAS (`compute_energy` over the domains) while the system is
+    /// not overutilized.
+    pub eas: bool,
+    /// The tick period (`CONFIG_HZ`): each tick on a busy CPU is `irq_ns + tick_ns` of work.
+    pub tick_ns: u64,
 }
 
 impl CpuInfo {
     /// From a platform: cpufreq starts every policy at its highest frequency.
     pub fn from_platform(p: &crate::platform::Platform) -> CpuInfo {
         let max: Vec<u32> = (0..p.nr_cpus()).map(|c| p.max_freq_khz(c)).collect();
+        let hz =
+            p.hz.unwrap_or(crate::kernel::variant::Variant::default().hz);
         CpuInfo {
             capacity: p.cpus.iter().map(|c| c.capacity_orig).collect(),
             init_khz: max.clone(),
             max_khz: max,
-            switch_ns: p.costs.schedule_ns + p.costs.context_switch_ns,
-            syscall_ns: p.costs.syscall_ns,
+            costs: p.costs,
+            memory: p.memory,
+            llc: p.cpus.iter().map(|c| c.llc).collect(),
+            nr_pd: p.freq_domains.len(),
+            // The default variant's EAS conditions (fair_balance.rs): an energy model on an
+            // asymmetric system without SMT, with schedutil.
+            eas: p.energy_model
+                && p.is_asymmetric()
+                && p.cpus.iter().all(|c| c.smt_siblings.len() <= 1),
+            tick_ns: 1_000_000_000 / hz.max(1) as u64,
         }
     }
 
@@ -44,6 +67,19 @@ impl CpuInfo {
             0 => cap,
             max => cap * khz as u64 / max as u64,
         }
+    }
+
+    fn asymmetric(&self) -> bool {
+        self.capacity.iter().any(|&c| c != self.capacity[0])
+    }
+
+    fn share_llc(&self, a: usize, b: usize) -> bool {
+        self.llc.get(a) == self.llc.get(b)
+    }
+
+    /// `ns` of kernel work (at capacity 1024) as capacity·ns.
+    fn work(ns: u64) -> u64 {
+        ns * 1024
     }
 }
 
@@ -115,6 +151,19 @@ pub struct TaskTrace {
     work: u64,
     last_cpu: Option<usize>,
     woken_at: Option<u64>,
+    /// The CPU its last switch-in was on, and the CPU's `touched` after it (the cache
+    /// refill of `core.rs`'s `cache_refill_ns`).
+    ran_on: Option<usize>,
+    touched_mark: u64,
+    /// Its pending wake-up: the CPU that logged it, when, and the wake path's work there.
+    wake_from: Option<(usize, u64, u64)>,
+    /// Woken onto a busy CPU of another: the IPI's wall delay (the waker's work before the
+    /// send and the delivery) and whether it is a reschedule IPI of its own (not the wake
+    /// list's), paid if the task preempts at once.
+    /// It moved itself off its CPU at its start: its next switch-in starts its CPUs anew.
+    affinity_set: bool,
+    /// Also when it was woken and the waker's CPU.
+    preempt_ipi: Option<(u64, bool, u64, usize)>,
 }
 
 /// A trace read into per-task programs.
@@ -129,7 +178,7 @@ pub struct Timeline {
     pub freq_ns: Vec<(u128, u64)>,
     /// Per CPU: busy ns at each frequency (kHz).
     pub busy_khz: Vec<BTreeMap<u32, u64>>,
-    /// `CpuInfo::syscall_ns` of the platform read with.
+    /// `cost.syscall_ns` of the platform read with.
     pub syscall_ns: u64,
 }
 
@@ -143,8 +192,13 @@ pub struct Window {
 struct Cpu {
     curr: Option<usize>,
     since: u64,
-    /// Of the current task's time since its switch-in, what the switch itself costs.
-    switch_left: u64,
+    /// Kernel work (capacity·ns) the current task, or the next one when the CPU switches
+    /// at once, pays before its own work progresses (`Rq::kernel_work`).
+    debt: u64,
+    /// When `debt` last grew.
+    debt_at: u64,
+    /// Bytes the tasks switched in here touched (`Rq::touched_bytes`).
+    touched: u64,
     khz: u32,
     freq_since: u64,
     /// Busy ns at `khz` not yet added to `busy_khz`.
@@ -197,6 +251,8 @@ struct Builder<'i> {
     start: u64,
     freq_ns: Vec<(u128, u64)>,
     busy_khz: Vec<BTreeMap<u32, u64>>,
+    /// The root domain's overutilized state (`sched_overutilized`), which turns EAS off.
+    overutilized: bool,
 }
 
 /// Read `text` (a trace named `file`) into a timeline.
@@ -256,7 +312,7 @@ pub fn read(
         tasks: bld.tasks,
         freq_ns: bld.freq_ns,
         busy_khz: bld.busy_khz,
-        syscall_ns: info.syscall_ns,
+        syscall_ns: info.costs.syscall_ns,
     })
 }
 
@@ -266,7 +322,9 @@ impl<'i> Builder<'i> {
             .map(|c| Cpu {
                 curr: None,
                 since: 0,
-                switch_left: 0,
+                debt: 0,
+                debt_at: 0,
+                touched: 0,
                 khz: info.init_khz.get(c).copied().unwrap_or(0),
                 freq_since: 0,
                 busy_at_khz: 0,
@@ -280,6 +338,7 @@ impl<'i> Builder<'i> {
             start: 0,
             freq_ns: vec![(0, 0); n],
             busy_khz: vec![BTreeMap::new(); n],
+            overutilized: false,
         }
     }
 
@@ -311,6 +370,11 @@ impl<'i> Builder<'i> {
                 work: 0,
                 last_cpu: None,
                 woken_at: None,
+                ran_on: None,
+                touched_mark: 0,
+                wake_from: None,
+                affinity_set: false,
+                preempt_ipi: None,
             });
             self.by_pid.insert(pid, self.tasks.len() - 1);
             self.tasks.len() - 1
@@ -341,11 +405,19 @@ impl<'i> Builder<'i> {
         let dt = ts - c.since;
         c.since = ts;
         if let Some(t) = c.curr {
-            let speed = self.info.speed(cpu, c.khz);
-            let switching = dt.min(c.switch_left);
-            c.switch_left -= switching;
+            // The ticks of a busy CPU, on the jiffy grid, run in front of its task.
+            let period = self.info.tick_ns.max(1);
+            let ticks = ts / period - (ts - dt) / period;
+            if ticks > 0 {
+                let k = &self.info.costs;
+                c.debt += ticks * CpuInfo::work(k.irq_ns + k.tick_ns);
+                c.debt_at = ts / period * period;
+            }
+            let gained = dt * self.info.speed(cpu, c.khz);
+            let paid = gained.min(c.debt);
+            c.debt -= paid;
             let task = &mut self.tasks[t];
-            task.work += (dt - switching) * speed;
+            task.work += gained - paid;
             task.cpu_time_ns += dt;
             c.busy_at_khz += dt;
         }
@@ -415,6 +487,140 @@ impl<'i> Builder<'i> {
         task.woken_at = Some(ts);
     }
 
+    /// `cpu` does `work` (capacity·ns) of kernel work at `ts`.
+    fn charge(&mut self, cpu: usize, work: u64, ts: u64) {
+        let c = &mut self.cpus[cpu];
+        c.debt += work;
+        c.debt_at = ts;
+    }
+
+    /// The CPUs `select_task_rq` examines for `t` (`placement_scan` of core.rs).
+    fn scan(&self, t: usize) -> u64 {
+        let n = self.info.capacity.len() as u64;
+        let task = &self.tasks[t];
+        if task.prio < 100 {
+            n
+        } else if self.info.asymmetric() {
+            let eas = self.info.eas && !self.overutilized;
+            n + if eas {
+                n * (self.info.nr_pd as u64 + 1)
+            } else {
+                0
+            }
+        } else {
+            let prev = task.last_cpu.unwrap_or(0);
+            (0..n as usize)
+                .filter(|&o| self.info.share_llc(prev, o))
+                .count() as u64
+        }
+    }
+
+    /// The `sched_waking` of `w`, which ends its block number `block`, logged on the CPU of
+    /// `head`: who woke it, and the wake path's work there (the interrupt and hrtimer expiry
+    /// of a timer or device, `try_to_wake_up` and the placement).
+    fn waking(&mut self, head: Head, w: usize, block: usize, ts: u64) {
+        let cpu = head.cpu;
+        // sched_waking runs in the waker's context; sched_wakeup alone only when the
+        // trace has no sched_waking (then the same holds for it).
+        let waker = if head.irq || head.pid == 0 {
+            Waker::Irq
+        } else {
+            let t = self.task(head.pid, "", None, self.start);
+            if t == w {
+                Waker::Irq
+            } else {
+                self.current(cpu, t, ts);
+                self.flush(t);
+                self.tasks[t].steps.push(Step::Wake { wakee: w, block });
+                Waker::Task(t)
+            }
+        };
+        let io = matches!(self.tasks[w].steps[block], Step::Block(b) if b.uninterruptible);
+        self.end_block(w, ts, waker, cpu);
+        let k = self.info.costs;
+        let irq = match waker {
+            Waker::Irq => k.irq_ns + if io { 0 } else { k.hrtimer_ns },
+            Waker::Task(_) => 0,
+        };
+        let path = CpuInfo::work(irq + k.ttwu_ns + k.select_ns + k.select_cpu_ns * self.scan(w));
+        self.charge(cpu, path, ts);
+        self.tasks[w].wake_from = Some((cpu, ts, path));
+    }
+
+    /// The `sched_wakeup` of `w`, woken on `from` (its CPU, time and path work), queued on
+    /// `target`: the enqueue, and the IPI of v6.1's wake list (`ttwu_queue_cond`: another
+    /// LLC, or an idle target), or a reschedule IPI to a busy target.
+    fn queued(&mut self, w: usize, from: (usize, u64, u64), target: usize, ts: u64) {
+        let (c, _, path) = from;
+        let k = self.info.costs;
+        let busy = self.cpus[target].curr.is_some();
+        let wakelist = target != c && (!self.info.share_llc(c, target) || !busy);
+        let mut lead = path + CpuInfo::work(k.ipi_send_ns);
+        if wakelist {
+            self.charge(c, CpuInfo::work(k.ipi_send_ns), ts);
+            self.charge(target, CpuInfo::work(k.irq_ns + k.enqueue_ns), ts);
+        } else {
+            self.charge(c, CpuInfo::work(k.enqueue_ns), ts);
+            lead += CpuInfo::work(k.enqueue_ns);
+        }
+        if target != c && busy {
+            let speed = self.info.speed(c, self.cpus[c].khz).max(1);
+            let delay = lead.div_ceil(speed) + k.ipi_latency_ns;
+            self.tasks[w].preempt_ipi = Some((delay, !wakelist, ts, c));
+        }
+        if target != c && self.cpus[c].curr.is_none() {
+            // An idle CPU whose wake-up went elsewhere did the work on its way back to
+            // idle, delaying nothing.
+            self.cpus[c].debt = 0;
+        }
+    }
+
+    /// `n` is switched in on `cpu` at `ts`: the context switch, a reschedule IPI's
+    /// interrupt and delivery when it preempts at once, and the refill of its working set.
+    fn switch_in(&mut self, cpu: usize, n: usize, ts: u64, preempted: bool) {
+        let k = self.info.costs;
+        let m = self.info.memory;
+        let speed = self.info.speed(cpu, self.cpus[cpu].khz);
+        let mut debt = CpuInfo::work(k.context_switch_ns);
+        let task = &mut self.tasks[n];
+        task.wake_from = None;
+        if let Some((delay, own, at, waker)) = task.preempt_ipi.take() {
+            if preempted && at == ts {
+                debt += delay * speed;
+                if own {
+                    debt += CpuInfo::work(k.irq_ns);
+                    self.charge(waker, CpuInfo::work(k.ipi_send_ns), ts);
+                }
+            }
+        }
+        // The working set (rt-app's default: the trace does not carry it) lost to the
+        // tasks switched in here since, or to a migration.
+        let ws = DEFAULT_WORKING_SET;
+        let (private, llc) = (m.private_kib * 1024, m.llc_kib * 1024);
+        let touched = self.cpus[cpu].touched;
+        let task = &self.tasks[n];
+        let (bytes, mb_s) = match task.ran_on {
+            Some(c) if c == cpu => {
+                let others = touched - task.touched_mark;
+                let bw = if others > llc {
+                    m.dram_mb_s
+                } else {
+                    m.llc_mb_s
+                };
+                (ws.min(private).min(others), bw)
+            }
+            Some(c) if self.info.share_llc(c, cpu) => (ws.min(private), m.llc_mb_s),
+            Some(_) => (ws.min(llc), m.dram_mb_s),
+            None => (0, m.dram_mb_s),
+        };
+        debt += Memory::refill_ns(bytes, mb_s) * speed;
+        self.cpus[cpu].touched += ws;
+        let task = &mut self.tasks[n];
+        task.touched_mark = self.cpus[cpu].touched;
+        task.ran_on = Some(cpu);
+        self.charge(cpu, debt, ts);
+    }
+
     fn record(
         &mut self,
         head: Head,
@@ -471,7 +677,24 @@ impl<'i> Builder<'i> {
                 } else {
                     self.account(cpu, ts);
                 }
-                self.cpus[cpu].curr = None;
+                // `schedule()`, and prev's dequeue when it blocks or exits. What the task
+                // that ran did not pay by now it never pays (its own time took it); work
+                // done at this instant (a wake-up that preempts, a tick) is the switch's.
+                let k = self.info.costs;
+                let c = &mut self.cpus[cpu];
+                if prev_pid != 0 && c.debt_at < ts {
+                    c.debt = 0;
+                }
+                c.debt += CpuInfo::work(k.schedule_ns);
+                if prev_pid != 0 && prev_state != PrevState::Runnable {
+                    c.debt += CpuInfo::work(k.enqueue_ns);
+                }
+                c.debt_at = ts;
+                c.curr = None;
+                if next_pid == 0 {
+                    // Going idle: the work ends with the CPU's last task.
+                    c.debt = 0;
+                }
                 if next_pid != 0 {
                     let n = self.task(next_pid, next_comm, Some(next_prio), ts);
                     let task = &mut self.tasks[n];
@@ -479,8 +702,12 @@ impl<'i> Builder<'i> {
                         task.wake_latency_ns += ts - w;
                         task.latencies += 1;
                     }
+                    if std::mem::take(&mut self.tasks[n].affinity_set) {
+                        self.tasks[n].cpus.clear();
+                    }
                     self.current(cpu, n, ts);
-                    self.cpus[cpu].switch_left = self.info.switch_ns;
+                    let preempted = prev_pid != 0 && prev_state == PrevState::Runnable;
+                    self.switch_in(cpu, n, ts, preempted);
                 }
             }
             Record::Wake {
@@ -489,6 +716,7 @@ impl<'i> Builder<'i> {
                 pid,
                 comm,
                 prio,
+                target_cpu,
             } => {
                 if pid == 0 {
                     return Ok(());
@@ -499,6 +727,10 @@ impl<'i> Builder<'i> {
                     let task = &mut self.tasks[w];
                     if !known {
                         task.state = State::Runnable;
+                    }
+                    // wake_up_new_task(): the enqueue, on the CPU it is queued on.
+                    if let Some(t) = target_cpu.filter(|&t| t < self.cpus.len()) {
+                        self.charge(t, CpuInfo::work(self.info.costs.enqueue_ns), ts);
                     }
                     return Ok(());
                 }
@@ -514,26 +746,32 @@ impl<'i> Builder<'i> {
                     }));
                     task.state = State::Blocked(0);
                 }
-                let State::Blocked(block) = self.tasks[w].state else {
-                    return Ok(());
-                };
-                // sched_waking runs in the waker's context; sched_wakeup alone only when the
-                // trace has no sched_waking (then the same holds for it).
-                let _ = waking;
-                let waker = if head.irq || head.pid == 0 {
-                    Waker::Irq
-                } else {
-                    let t = self.task(head.pid, "", None, self.start);
-                    if t == w {
-                        Waker::Irq
-                    } else {
-                        self.current(cpu, t, ts);
-                        self.flush(t);
-                        self.tasks[t].steps.push(Step::Wake { wakee: w, block });
-                        Waker::Task(t)
+                if let State::Blocked(block) = self.tasks[w].state {
+                    self.waking(head, w, block, ts);
+                }
+                if !waking {
+                    // sched_wakeup: where the wake-up queued the task.
+                    if let (Some(target), Some(from)) = (target_cpu, self.tasks[w].wake_from) {
+                        self.tasks[w].wake_from = None;
+                        if target < self.cpus.len() {
+                            self.queued(w, from, target, ts);
+                        }
                     }
-                };
-                self.end_block(w, ts, waker, cpu);
+                }
+            }
+            Record::Overutilized { on } => self.overutilized = on,
+            Record::Migrate { pid, orig_cpu } => {
+                // A task that moves itself off its CPU before it first blocks changed its
+                // own affinity at its start (rt-app's `cpus`, `sched_setaffinity`): where
+                // it ran until then is not where it may run.
+                if let Some(t) = self.by_pid.get(pid) {
+                    let task = &self.tasks[t];
+                    let own = head.pid == pid
+                        && self.cpus.get(orig_cpu).is_some_and(|c| c.curr == Some(t));
+                    if own && task.wakeups == 0 {
+                        self.tasks[t].affinity_set = true;
+                    }
+                }
             }
             Record::Fork {
                 parent_pid,
@@ -573,6 +811,7 @@ impl<'i> Builder<'i> {
                     let c = &mut self.cpus[cpu];
                     c.curr = None;
                     c.since = ts;
+                    c.debt = 0;
                 }
             }
             Record::Other => {}
