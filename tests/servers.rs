@@ -235,8 +235,9 @@ fn tbench_counts_the_read_and_written_payload_of_completed_operations() {
         assert!(req.stats.recvs - reply.stats.sends <= 1, "server {i}");
         // Every reply is read whole (MSG_WAITALL).
         assert_eq!(reply.stats.recvs, reply.stats.sends - reply.queued.min(1));
+        // Enough operations (50 ms from the idle OPP) that the payload is not one op's.
         assert!(
-            reply.stats.recvs > 100,
+            reply.stats.recvs > 50,
             "client {i} completed {}",
             reply.stats.recvs
         );
