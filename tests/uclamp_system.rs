@@ -256,14 +256,17 @@ fn seed_003_new_cgroup_acting_as_max_keeps_schedutil_at_max() {
     let perf = forkloop_pids(&["cpufreq.governor=performance"]);
     let buggy = forkloop_pids(&[old, "variant.cgroup_online_no_eff_update=true"]);
     let fixed = forkloop_pids(&[old]);
-    // The seed's ratio column (the reference's PID/s over each run's, to one decimal) reads
-    // 1.1 for the buggy schedutil as for performance, 2.4 once fixed. Here, when the
-    // launcher sleeps, its CPU's request falls to the unclamped utilization (the min clamp
-    // is not held at idle) unless schedutil's busy hold keeps it, which it does not after an
-    // idle period whose tick menu stopped; the raise at the next enqueue waits for the rate
-    // limit. The i7-2600K runs every core at the busiest request; this platform gives each
-    // logical CPU its own frequency (the known difference of seed003-forkloop-work).
-    assert!(perf / buggy <= 1.1, "buggy {buggy} vs performance {perf}");
+    // The seed's i7-2600K runs the buggy schedutil within 2% of performance (3310 vs 3333,
+    // 3935 vs 3940), 2.2-2.4 times faster than once fixed. Here the buggy min clamp lifts
+    // each enqueue's request, but the launcher's sleep drops it (uclamp_rq_dec() runs before
+    // the dequeue's update, and the min clamp is not held at idle), and without frequency
+    // invariance a request rises by at most 1.25 × policy->cur per update (get_next_freq()),
+    // so with one policy per logical CPU the CPUs a child starts on are not all at the top.
+    // The i7-2600K's cores share one clock, at the highest request of the busy cores: the
+    // known difference (REPRODUCTIONS.md, seed003-forkloop-governors), which leaves the
+    // buggy schedutil within 15% of performance here.
+    assert!(perf / buggy <= 1.15, "buggy {buggy} vs performance {perf}");
+    assert!(buggy > 2.0 * fixed, "buggy {buggy} vs fixed {fixed}");
     assert!(fixed < 0.6 * perf, "fixed {fixed} vs performance {perf}");
 }
 

@@ -8,7 +8,9 @@
 //! so a wakeup that preempts takes effect at the same nanosecond (an IPI without delay).
 
 use super::cgroup::{Cgroups, ROOT};
-use super::cpufreq::{uclamp_rq_util_with, CpuUtil, Cpufreq, Env, GovernorKind, Policies};
+use super::cpufreq::{
+    uclamp_rq_util_with, CpuUtil, Cpufreq, Env, GovernorKind, Policies, Relation,
+};
 use super::cpuidle::{CpuidleDevice, Residency};
 use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
@@ -203,21 +205,29 @@ impl Kernel {
                 )
             })?;
         // A run starts on a machine that has been idle: each policy at the frequency its
-        // governor holds idle CPUs at (performance: the highest; schedutil, the sampling
-        // governors and powersave: the lowest), as a quiet board is when a test starts.
-        let boot_opp = |d: &crate::platform::FreqDomain| {
-            if variant.governor == GovernorKind::Performance {
-                d.opps.len() - 1
-            } else {
-                0
-            }
-        };
+        // governor holds idle CPUs at: performance the highest; powersave `policy->min`;
+        // schedutil and the sampling governors the lowest *efficient* OPP (their idle request
+        // resolves with an `E` relation, which skips the energy model's inefficient OPPs), as
+        // a quiet board is when a test starts.
         for (i, d) in platform.freq_domains.iter().enumerate() {
             let p = policies.get_mut(i);
             p.fast_switch = d.fast_switch;
             p.freq_table = d.freq_table;
-            p.cur_khz = d.opps[boot_opp(d)].freq_khz;
+            p.cur_khz = match variant.governor {
+                GovernorKind::Performance => p.resolve(p.max_khz, Relation::H),
+                GovernorKind::Powersave => p.resolve(p.min_khz, Relation::L),
+                _ => p.resolve(p.min_khz, Relation::LE),
+            };
         }
+        let boot_opp: Vec<usize> = platform
+            .freq_domains
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let khz = policies.get(i).cur_khz;
+                d.opps.iter().rposition(|o| o.freq_khz <= khz).unwrap_or(0)
+            })
+            .collect();
         let cpufreq =
             Cpufreq::new(variant.governor, policies, &variant.cpufreq, &env).map_err(|e| {
                 InputError::new("--set", "cpufreq", e, "a tunable the governor refuses")
@@ -235,8 +245,9 @@ impl Kernel {
         let domains: Vec<Domain> = platform
             .freq_domains
             .iter()
-            .map(|d| {
-                let opp = boot_opp(d);
+            .enumerate()
+            .map(|(i, d)| {
+                let opp = boot_opp[i];
                 Domain {
                     opp,
                     busy_cpus: 0,
