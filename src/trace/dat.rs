@@ -60,8 +60,8 @@ enum Val<'a> {
     U(u64),
     I(i64),
     S(&'a str),
-    /// Hex digits of a mask, without `0x`.
-    Hex(crate::workload::CpuSet),
+    /// Hex digits of a mask, without `0x` (by reference: a `CpuSet` holds `NR_CPUS` bits).
+    Hex(&'a crate::workload::CpuSet),
 }
 
 /// One CPU's ring buffer: the page being filled, and the full pages in a scratch file.
@@ -84,6 +84,8 @@ pub struct Dat {
     /// pid → last comm seen.
     cmdlines: BTreeMap<u32, String>,
     record: Vec<u8>,
+    /// A mask's hex digits, on their way into `record`.
+    hex: Vec<u8>,
     error: Option<io::Error>,
 }
 
@@ -104,6 +106,7 @@ impl Dat {
             print_layout: formats::layout(PRINT.fields),
             cmdlines: BTreeMap::new(),
             record: Vec::with_capacity(MAX_RECORD),
+            hex: Vec::new(),
             error: None,
         }
     }
@@ -146,10 +149,10 @@ impl Dat {
                     r[off..off + n].copy_from_slice(&s.as_bytes()[..n]);
                 }
                 Val::Hex(mask) => {
-                    let mut digits = Vec::with_capacity(16);
-                    super::text::hex_mask(&mut digits, &mask);
-                    let n = digits.len().min(dst_len - 1);
-                    r[off..off + n].copy_from_slice(&digits[..n]);
+                    self.hex.clear();
+                    super::text::hex_mask(&mut self.hex, mask);
+                    let n = self.hex.len().min(dst_len - 1);
+                    r[off..off + n].copy_from_slice(&self.hex[..n]);
                 }
             }
         }
@@ -270,9 +273,8 @@ impl Dat {
                     let off = layout.0[field];
                     let comm = &mut self.record[off..off + COMM_LEN];
                     comm.fill(0);
-                    let mut name = b"swapper/".to_vec();
-                    super::text::uint(&mut name, cpu as u64);
-                    comm[..name.len()].copy_from_slice(&name);
+                    comm[..8].copy_from_slice(b"swapper/");
+                    super::text::digits(&mut comm[8..], cpu as u64);
                 }
             }
         }
@@ -537,7 +539,7 @@ fn values<'a>(ev: &TraceEvent<'a>) -> (usize, [Val<'a>; 8], usize) {
         }
         TraceEvent::SchedOverutilized { overutilized, span } => {
             push(Val::I(overutilized.into()));
-            push(Val::Hex(*span));
+            push(Val::Hex(span));
             SCHED_OVERUTILIZED
         }
         TraceEvent::Print { .. } => unreachable!("print records are built by write_event"),

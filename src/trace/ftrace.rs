@@ -13,7 +13,7 @@
 //! Lines are formatted by hand into one reused buffer (`text.rs`) and handed to the writer
 //! a megabyte at a time.
 
-use super::text::{int, nine_digits, right, uint, uint_left, uint_zero_padded};
+use super::text::{digits, int, nine_digits, put_first, right, uint, uint_left, uint_zero_padded};
 use super::{EventSelection, Observer, TaskRef, TraceEvent, IDLE_COMM};
 use std::io::{self, Write};
 
@@ -21,6 +21,10 @@ use std::io::{self, Write};
 const FLUSH_AT: usize = 1 << 20;
 /// Slots of the rendered-comm cache.
 const COMM_CACHE: usize = 256;
+/// `<secs>.`: at most 11 digits (`u64::MAX` ns) and the dot.
+const SECS_MAX: usize = 12;
+/// The longest ` [<cpu>] <secs>.<ns>: `.
+const STAMP_MAX: usize = 4 + 20 + SECS_MAX + 11;
 
 pub struct Ftrace<W: Write> {
     out: W,
@@ -28,11 +32,13 @@ pub struct Ftrace<W: Write> {
     /// The selectable events this trace shows (the kernel may emit more, for counters).
     shown: EventSelection,
     counters: bool,
+    /// ` [ccc] ` of each CPU below 1000.
+    cpu_fields: Vec<[u8; 7]>,
     /// Rendered `<comm>-<pid>` line starts by pid modulo `COMM_CACHE`.
     comms: Vec<(u32, Vec<u8>)>,
-    /// The whole seconds of the last timestamp, rendered with their `.`: they change
-    /// once a simulated second.
-    secs: (u64, Vec<u8>),
+    /// The whole seconds of the last timestamp, rendered with their `.` (the bytes used,
+    /// of `SECS_MAX`): they change once a simulated second.
+    secs: (u64, [u8; SECS_MAX], usize),
     /// The first write error; later writes are skipped and `finish` reports it.
     error: Option<io::Error>,
 }
@@ -55,8 +61,9 @@ impl<W: Write> Ftrace<W> {
             buf,
             shown,
             counters,
+            cpu_fields: (0..nr_cpus.min(1000)).map(cpu_field).collect(),
             comms: vec![(u32::MAX, Vec::new()); COMM_CACHE],
-            secs: (0, b"0.".to_vec()),
+            secs: (0, *b"0.\0\0\0\0\0\0\0\0\0\0", 2),
             error: None,
         }
     }
@@ -81,34 +88,31 @@ impl<W: Write> Ftrace<W> {
             slot.1.push(b'-');
             uint_left(&mut slot.1, pid.into(), 5);
         }
+        self.buf.extend_from_slice(&slot.1);
         let secs = ts / 1_000_000_000;
         if secs != self.secs.0 {
-            self.secs.0 = secs;
-            self.secs.1.clear();
-            uint(&mut self.secs.1, secs);
-            self.secs.1.push(b'.');
+            let n = digits(&mut self.secs.1, secs);
+            self.secs.1[n] = b'.';
+            self.secs = (secs, self.secs.1, n + 1);
         }
-        // ` [ccc] ` then, after the seconds, `nnnnnnnnn: `, each in one piece.
-        let mut cpu_field = *b" [000] ";
-        if cpu < 1000 {
-            cpu_field[2] = b'0' + (cpu / 100) as u8;
-            cpu_field[3] = b'0' + (cpu / 10 % 10) as u8;
-            cpu_field[4] = b'0' + (cpu % 10) as u8;
-        }
-        let mut ns = [b':'; 11];
-        ns[10] = b' ';
-        nine_digits(&mut ns[..9], ts % 1_000_000_000);
-        let b = &mut self.buf;
-        b.extend_from_slice(&slot.1);
-        if cpu < 1000 {
-            b.extend_from_slice(&cpu_field);
+        // ` [ccc] <secs>.nnnnnnnnn: ` is put together in one fixed-size piece.
+        let mut stamp = [0; STAMP_MAX];
+        let mut n = 7;
+        if let Some(field) = self.cpu_fields.get(cpu) {
+            stamp[..7].copy_from_slice(field);
+        } else if cpu < 1000 {
+            stamp[..7].copy_from_slice(&cpu_field(cpu));
         } else {
-            b.extend_from_slice(b" [");
-            uint(b, cpu as u64);
-            b.extend_from_slice(b"] ");
+            stamp[..2].copy_from_slice(b" [");
+            n = 2 + digits(&mut stamp[2..], cpu as u64);
+            stamp[n..n + 2].copy_from_slice(b"] ");
+            n += 2;
         }
-        b.extend_from_slice(&self.secs.1);
-        b.extend_from_slice(&ns);
+        stamp[n..n + SECS_MAX].copy_from_slice(&self.secs.1);
+        n += self.secs.2;
+        nine_digits(&mut stamp[n..n + 9], ts % 1_000_000_000);
+        stamp[n + 9..n + 11].copy_from_slice(b": ");
+        put_first(&mut self.buf, &stamp, n + 11);
     }
 
     fn line(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>, ev: &TraceEvent<'_>) {
@@ -318,6 +322,15 @@ impl<W: Write> Ftrace<W> {
         self.buf.clear();
         r
     }
+}
+
+/// ` [ccc] `: a CPU below 1000, three digits wide.
+fn cpu_field(cpu: usize) -> [u8; 7] {
+    let mut field = *b" [000] ";
+    field[2] = b'0' + (cpu / 100) as u8;
+    field[3] = b'0' + (cpu / 10 % 10) as u8;
+    field[4] = b'0' + (cpu % 10) as u8;
+    field
 }
 
 /// Every selectable event shown.

@@ -1,24 +1,98 @@
 //! Formatting into a reused byte buffer, without `core::fmt`: the text trace writes millions
 //! of lines, and `write!` costs several times the simulation itself (issue 12).
 
+/// Append the first `len` bytes of `bytes`: the whole array is copied and the rest cut off,
+/// a copy of constant size the compiler does inline (a slice of variable length costs a call
+/// to `memcpy`).
+#[inline]
+pub fn put_first<const N: usize>(out: &mut Vec<u8>, bytes: &[u8; N], len: usize) {
+    let start = out.len();
+    out.extend_from_slice(bytes);
+    out.truncate(start + len);
+}
+
+/// Decimal digits of `v`.
+#[inline]
+fn decimal_len(v: u64) -> usize {
+    v.checked_ilog10().map_or(1, |l| l as usize + 1)
+}
+
+/// The two digits of `v` (below 100).
+#[inline]
+fn pair(v: u64) -> [u8; 2] {
+    let i = v as usize * 2;
+    [PAIRS[i], PAIRS[i + 1]]
+}
+
+/// Write `v` in decimal at the start of `out` (which must hold its digits); return how many
+/// bytes that took. The values of a trace are mostly small (CPUs, pids, prios): below 10⁴
+/// they take no division loop.
+#[inline]
+pub fn digits(out: &mut [u8], v: u64) -> usize {
+    if v < 10 {
+        out[0] = b'0' + v as u8;
+        1
+    } else if v < 100 {
+        out[..2].copy_from_slice(&pair(v));
+        2
+    } else if v < 1000 {
+        out[0] = b'0' + (v / 100) as u8;
+        out[1..3].copy_from_slice(&pair(v % 100));
+        3
+    } else if v < 10_000 {
+        out[..2].copy_from_slice(&pair(v / 100));
+        out[2..4].copy_from_slice(&pair(v % 100));
+        4
+    } else {
+        long_digits(out, v)
+    }
+}
+
+/// `digits` of a value of five digits or more.
+fn long_digits(out: &mut [u8], v: u64) -> usize {
+    let n = decimal_len(v);
+    let d = &mut out[..n];
+    let (mut v, mut i) = (v, n);
+    while v >= 100 {
+        i -= 2;
+        d[i..i + 2].copy_from_slice(&pair(v % 100));
+        v /= 100;
+    }
+    if v >= 10 {
+        d[i - 2..i].copy_from_slice(&pair(v));
+    } else {
+        d[i - 1] = b'0' + v as u8;
+    }
+    n
+}
+
 /// Append `v` in decimal.
 #[inline]
 pub fn uint(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+    let mut buf = [0; 20];
+    let n = digits(&mut buf, v);
+    put_first(out, &buf, n);
 }
 
 /// Append `v` in decimal, with a minus sign when negative.
 #[inline]
 pub fn int(out: &mut Vec<u8>, v: i64) {
-    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+    if v < 0 {
+        out.push(b'-');
+    }
+    uint(out, v.unsigned_abs());
 }
 
 /// Append `v` in decimal, zero-padded to `width` digits (`%0Nd`).
 pub fn uint_zero_padded(out: &mut Vec<u8>, v: u64, width: usize) {
-    let mut buf = itoa::Buffer::new();
-    let digits = buf.format(v).as_bytes();
-    out.resize(out.len() + width.saturating_sub(digits.len()), b'0');
-    out.extend_from_slice(digits);
+    const ZEROS: [u8; 20] = [b'0'; 20];
+    let zeros = width.saturating_sub(decimal_len(v));
+    if zeros <= ZEROS.len() {
+        put_first(out, &ZEROS, zeros);
+    } else {
+        out.resize(out.len() + zeros, b'0');
+    }
+    uint(out, v);
 }
 
 /// "00" to "99".
@@ -76,7 +150,23 @@ mod tests {
     /// Every helper prints what `core::fmt` prints for the same value and spec.
     #[test]
     fn helpers_match_core_fmt() {
-        let values = [0u64, 1, 9, 10, 99, 100, 12345, 999_999_999, u64::MAX];
+        let values = [
+            0u64,
+            1,
+            9,
+            10,
+            99,
+            100,
+            999,
+            1000,
+            9999,
+            10_000,
+            12345,
+            999_999_999,
+            1_000_000_000,
+            10_000_000_000_000_000_000,
+            u64::MAX,
+        ];
         for &v in &values {
             let mut b = Vec::new();
             uint(&mut b, v);
