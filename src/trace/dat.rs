@@ -134,8 +134,8 @@ impl Dat {
         for ((fd, &off), v) in fmt.fields.iter().zip(offsets).zip(vals) {
             let dst_len = fd.size;
             match *v {
-                Val::U(x) => r[off..off + dst_len].copy_from_slice(&x.to_le_bytes()[..dst_len]),
-                Val::I(x) => r[off..off + dst_len].copy_from_slice(&x.to_le_bytes()[..dst_len]),
+                Val::U(x) => put_int(&mut r[off..off + dst_len], x.to_le_bytes()),
+                Val::I(x) => put_int(&mut r[off..off + dst_len], x.to_le_bytes()),
                 Val::S(s) if dst_len == 0 => {
                     // A dynamic string at the record's end (ftrace's `char buf[]`).
                     r.truncate(off);
@@ -250,7 +250,8 @@ impl Dat {
             self.print_layout = layout;
             return self.commit(cpu, ts);
         }
-        let (index, vals, n) = values(ev);
+        let mut vals = [Val::U(0); 8];
+        let (index, n) = values(ev, &mut vals);
         match *ev {
             TraceEvent::SchedWakeupNew { p, .. }
             | TraceEvent::SchedProcessExit { p }
@@ -354,6 +355,18 @@ fn put(page: &mut [u8], used: &mut usize, bytes: &[u8]) {
     *used += bytes.len();
 }
 
+/// The low bytes of a little-endian integer into a field of 1, 2, 4 or 8 bytes, each size a
+/// copy of constant length.
+#[inline]
+fn put_int(dst: &mut [u8], le: [u8; 8]) {
+    match dst.len() {
+        8 => dst.copy_from_slice(&le),
+        4 => dst.copy_from_slice(&le[..4]),
+        2 => dst.copy_from_slice(&le[..2]),
+        n => dst.copy_from_slice(&le[..n]),
+    }
+}
+
 fn sized8(h: &mut Vec<u8>, data: &[u8]) {
     h.extend_from_slice(&(data.len() as u64).to_le_bytes());
     h.extend_from_slice(data);
@@ -379,10 +392,10 @@ fn state_bits(letter: &str) -> i64 {
     }
 }
 
-/// The event's index in `EVENTS` and its field values in format order.
-fn values<'a>(ev: &TraceEvent<'a>) -> (usize, [Val<'a>; 8], usize) {
+/// The event's index in `EVENTS`, and its field values in format order into `v` (how many:
+/// the second number).
+fn values<'a>(ev: &TraceEvent<'a>, v: &mut [Val<'a>; 8]) -> (usize, usize) {
     use formats::*;
-    let mut v = [Val::U(0); 8];
     let mut n = 0;
     let mut push = |x: Val<'a>| {
         v[n] = x;
@@ -544,7 +557,7 @@ fn values<'a>(ev: &TraceEvent<'a>) -> (usize, [Val<'a>; 8], usize) {
         }
         TraceEvent::Print { .. } => unreachable!("print records are built by write_event"),
     };
-    (index, v, n)
+    (index, n)
 }
 
 fn pelt<'a>(push: &mut impl FnMut(Val<'a>), avg: super::PeltFields) {

@@ -338,17 +338,22 @@ fn all_events() -> EventSelection {
     EventSelection::parse("all").expect("`all` parses")
 }
 
+// The helpers below are inlined into `line`: a field name known there is copied in a piece
+// of constant size, not by a call to `memcpy`.
+#[inline(always)]
 fn field(b: &mut Vec<u8>, name: &[u8], v: u64) {
     b.extend_from_slice(name);
     uint(b, v);
 }
 
+#[inline(always)]
 fn field_i(b: &mut Vec<u8>, name: &[u8], v: i64) {
     b.extend_from_slice(name);
     int(b, v);
 }
 
 /// The idle task is `swapper/N` in sched_switch.
+#[inline(always)]
 fn switch_comm(b: &mut Vec<u8>, t: TaskRef<'_>, cpu: usize) {
     if t.pid == 0 {
         field(b, b"swapper/", cpu as u64);
@@ -357,6 +362,7 @@ fn switch_comm(b: &mut Vec<u8>, t: TaskRef<'_>, cpu: usize) {
     }
 }
 
+#[inline(always)]
 fn comm_pid_prio(b: &mut Vec<u8>, p: TaskRef<'_>) {
     b.extend_from_slice(b"comm=");
     b.extend_from_slice(p.comm.as_bytes());
@@ -364,6 +370,7 @@ fn comm_pid_prio(b: &mut Vec<u8>, p: TaskRef<'_>) {
     field_i(b, b" prio=", p.prio.into());
 }
 
+#[inline(always)]
 fn wakeup(b: &mut Vec<u8>, name: &[u8], p: TaskRef<'_>, target: usize) {
     b.extend_from_slice(name);
     b.extend_from_slice(b": ");
