@@ -23,8 +23,12 @@ const FLUSH_AT: usize = 1 << 20;
 const COMM_CACHE: usize = 256;
 /// `<secs>.`: at most 11 digits (`u64::MAX` ns) and the dot.
 const SECS_MAX: usize = 12;
+/// The longest `<comm>-<pid>` the cache holds: a 16-character comm and a 15-digit pid.
+const TASK_MAX: usize = 32;
 /// The longest ` [<cpu>] <secs>.<ns>: `.
-const STAMP_MAX: usize = 4 + 20 + SECS_MAX + 11;
+/// The longest line start put together in one piece: a cached `<comm>-<pid>`, then
+/// ` [<cpu>] <secs>.<ns>: `.
+const STAMP_MAX: usize = TASK_MAX + 4 + 20 + SECS_MAX + 11;
 
 pub struct Ftrace<W: Write> {
     out: W,
@@ -35,7 +39,9 @@ pub struct Ftrace<W: Write> {
     /// ` [ccc] ` of each CPU below 1000.
     cpu_fields: Vec<[u8; 7]>,
     /// Rendered `<comm>-<pid>` line starts by pid modulo `COMM_CACHE`.
-    comms: Vec<(u32, Vec<u8>)>,
+    /// `(pid, bytes, length)`; a length of 0 is an empty slot, and a rendering longer than
+    /// `TASK_MAX` is not kept.
+    comms: Vec<(u32, [u8; TASK_MAX], usize)>,
     /// The whole seconds of the last timestamp, rendered with their `.` (the bytes used,
     /// of `SECS_MAX`): they change once a simulated second.
     secs: (u64, [u8; SECS_MAX], usize),
@@ -62,7 +68,7 @@ impl<W: Write> Ftrace<W> {
             shown,
             counters,
             cpu_fields: (0..nr_cpus.min(1000)).map(cpu_field).collect(),
-            comms: vec![(u32::MAX, Vec::new()); COMM_CACHE],
+            comms: vec![(0, [0; TASK_MAX], 0); COMM_CACHE],
             secs: (0, *b"0.\0\0\0\0\0\0\0\0\0\0", 2),
             error: None,
         }
@@ -81,30 +87,43 @@ impl<W: Write> Ftrace<W> {
         // `<comm>-<pid>` is kept in a small direct-mapped cache by pid: memory stays
         // bounded however many tasks a run forks.
         let slot = &mut self.comms[pid as usize % COMM_CACHE];
-        if slot.0 != pid || slot.1.is_empty() {
-            slot.0 = pid;
-            slot.1.clear();
-            right(&mut slot.1, comm, 16);
-            slot.1.push(b'-');
-            uint_left(&mut slot.1, pid.into(), 5);
+        let mut stamp = [0; STAMP_MAX];
+        let mut n = 0;
+        if slot.0 == pid && slot.2 > 0 {
+            stamp[..TASK_MAX].copy_from_slice(&slot.1);
+            n = slot.2;
+        } else {
+            let start = self.buf.len();
+            right(&mut self.buf, comm, 16);
+            self.buf.push(b'-');
+            uint_left(&mut self.buf, pid.into(), 5);
+            let rendered = &self.buf[start..];
+            let len = if rendered.len() <= TASK_MAX {
+                slot.1[..rendered.len()].copy_from_slice(rendered);
+                rendered.len()
+            } else {
+                0
+            };
+            *slot = (pid, slot.1, len);
         }
-        self.buf.extend_from_slice(&slot.1);
         let secs = ts / 1_000_000_000;
         if secs != self.secs.0 {
             let n = digits(&mut self.secs.1, secs);
             self.secs.1[n] = b'.';
             self.secs = (secs, self.secs.1, n + 1);
         }
-        // ` [ccc] <secs>.nnnnnnnnn: ` is put together in one fixed-size piece.
-        let mut stamp = [0; STAMP_MAX];
-        let mut n = 7;
+        // `<comm>-<pid>` when cached, then ` [ccc] <secs>.nnnnnnnnn: `, are put together in
+        // one fixed-size piece.
         if let Some(field) = self.cpu_fields.get(cpu) {
-            stamp[..7].copy_from_slice(field);
+            stamp[n..n + 7].copy_from_slice(field);
+            n += 7;
         } else if cpu < 1000 {
-            stamp[..7].copy_from_slice(&cpu_field(cpu));
+            stamp[n..n + 7].copy_from_slice(&cpu_field(cpu));
+            n += 7;
         } else {
-            stamp[..2].copy_from_slice(b" [");
-            n = 2 + digits(&mut stamp[2..], cpu as u64);
+            stamp[n..n + 2].copy_from_slice(b" [");
+            n += 2;
+            n += digits(&mut stamp[n..], cpu as u64);
             stamp[n..n + 2].copy_from_slice(b"] ");
             n += 2;
         }
