@@ -97,15 +97,12 @@ fn every_rt_app_example_round_trips() {
     let mut checked = 0;
     for p in files {
         let name = p.file_stem().unwrap().to_string_lossy().into_owned();
-        // example8 changes its affinity per phase (sched_setaffinity is not in the trace, and
-        // `--pin` pins to the union of the CPUs): its replay cannot hold the bound.
-        if name == "example8" {
-            continue;
-        }
         let json = std::fs::read_to_string(&p).unwrap();
         let trace = record(tmp.path(), &name, &json, "juno-r0", &[], 2);
-        // example5 pins its threads (rt-app `cpus`): the replay pins them where they ran.
-        let pin = name == "example5";
+        // example5 pins its threads (rt-app `cpus`): the replay pins them where they ran;
+        // example8 changes its thread's affinity per phase: the replay pins each stretch
+        // between its moves to where it ran.
+        let pin = name == "example5" || name == "example8";
         let out = tmp.path().join(format!("{name}.replay.txt"));
         let r = replay(&trace, pin, None, &[], Some(out.clone()));
         assert!(!r.tasks.is_empty(), "{name}: no task");
@@ -173,6 +170,111 @@ fn every_rt_app_example_round_trips() {
         }
     }
     assert!(checked >= 10, "only {checked} examples");
+}
+
+/// The CPUs a task was switched in on, in order, each change once (`comm` a prefix of the
+/// task's `next_comm`).
+fn cpu_sequence(trace: &Path, comm: &str) -> Vec<usize> {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let mut seq: Vec<usize> = Vec::new();
+    for l in text.lines() {
+        if !l.contains("sched_switch:") || !l.contains(&format!("next_comm={comm}")) {
+            continue;
+        }
+        let cpu = l
+            .split_once('[')
+            .and_then(|(_, r)| r.split_once(']'))
+            .unwrap()
+            .0;
+        let cpu: usize = cpu.trim().parse().unwrap();
+        if seq.last() != Some(&cpu) {
+            seq.push(cpu);
+        }
+    }
+    seq
+}
+
+/// The affinity of each phase the extraction writes for the trace's only task, and the
+/// task's own `cpus`.
+fn extracted_cpus(trace: &Path) -> (Option<serde_json::Value>, Vec<Vec<u64>>) {
+    let l = extract_args(trace, true).load().unwrap();
+    let w = l.extraction().workload();
+    let tasks = w["tasks"].as_object().unwrap();
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    let t = tasks.values().next().unwrap();
+    let phases = t["phases"].as_object().unwrap();
+    let per_phase = phases
+        .values()
+        .filter_map(|p| p.get("cpus"))
+        .map(|c| {
+            c.as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect()
+        })
+        .collect();
+    (t.get("cpus").cloned(), per_phase)
+}
+
+/// rt-app's per-phase `cpus` (sched_setaffinity, which the trace does not show): the trace
+/// shows the task moving itself off CPUs it is alone on, to CPUs of no more capacity, which
+/// no balancer does; `--pin` pins each stretch between its moves to where it ran, and the
+/// replay runs those stretches on those CPUs, in that order.
+#[test]
+fn a_task_whose_affinity_changes_by_phase_replays_on_those_cpus() {
+    let tmp = tempfile::tempdir().unwrap();
+    let json = r#"{ "tasks": { "t": { "loop": -1, "phases": {
+        "a": { "cpus": [3], "run": 3000, "sleep": 2000 },
+        "b": { "cpus": [1], "run": 2000 },
+        "c": { "cpus": [4], "run": 1000, "sleep": 1000 } } } } }"#;
+    let trace = record(tmp.path(), "phased", json, "juno-r0", &[], 1);
+    let (task_cpus, per_phase) = extracted_cpus(&trace);
+    assert_eq!(task_cpus, None, "a task-level pin");
+    assert!(
+        per_phase.len() >= 100,
+        "{} phases with cpus",
+        per_phase.len()
+    );
+    for (k, c) in per_phase.iter().enumerate() {
+        assert_eq!(c, &[[3], [1], [4]][k % 3].to_vec(), "phase {k}");
+    }
+    let out = tmp.path().join("phased.replay.txt");
+    let r = replay(&trace, true, None, &[], Some(out.clone()));
+    let (a, b) = (cpu_sequence(&trace, "t-0"), cpu_sequence(&out, "t-0"));
+    let n = a.len().min(b.len());
+    assert!(n >= 100 && a.len().abs_diff(b.len()) <= 3, "{a:?}\n{b:?}");
+    assert_eq!(a[..n], b[..n], "the CPUs in order");
+    for c in &r.cpus {
+        assert!(
+            c.trace_busy_ns.abs_diff(c.replay_busy_ns) <= c.trace_busy_ns / 50 + 1_000_000,
+            "CPU {}: busy {} ns in the trace, {} replayed",
+            c.cpu,
+            c.trace_busy_ns,
+            c.replay_busy_ns
+        );
+    }
+    let t = &r.tasks[0];
+    assert!(within(t.trace_runtime_ns, t.replay_runtime_ns, 0.02));
+    assert_eq!(t.trace_wakeups, t.replay_wakeups);
+}
+
+/// A CPU hog on a little CPU is moved up by a misfit active balance, which the trace shows
+/// as the same kind of move: it is no affinity change, and `--pin` keeps the one pin to
+/// the CPUs the task ran on (not the big CPU alone, nor a pin per stretch).
+#[test]
+fn a_task_moved_by_balancing_keeps_one_pin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let json = r#"{ "tasks": { "hog": { "loop": -1, "run": 100000 } } }"#;
+    let trace = record(tmp.path(), "hog", json, "juno-r0", &[], 1);
+    let seq = cpu_sequence(&trace, "hog-0");
+    assert!(seq.len() >= 2, "the hog stayed on {seq:?}");
+    let (task_cpus, per_phase) = extracted_cpus(&trace);
+    assert!(per_phase.is_empty(), "per-phase pins {per_phase:?}");
+    let mut ran: Vec<usize> = seq.clone();
+    ran.sort_unstable();
+    ran.dedup();
+    assert_eq!(task_cpus, Some(serde_json::json!(ran)));
 }
 
 const PING_PONG: &str = r#"{ "tasks": {

@@ -277,9 +277,13 @@ impl<'t> Extraction<'t> {
             obj.insert("dl-runtime".into(), json!(us));
             obj.insert("dl-period".into(), json!(us));
         }
-        if self.affinity {
+        let pins = if self.affinity { stretch_pins(t) } else { None };
+        if self.affinity && pins.is_none() {
             obj.insert("cpus".into(), json!(t.cpus.iter().collect::<Vec<_>>()));
         }
+        let pins = pins.unwrap_or_default();
+        // Where each stretch starts in the items, with its CPUs.
+        let mut cuts: Vec<(usize, Vec<usize>)> = Vec::new();
         let mut items = Vec::new();
         let mut start = t.start;
         if let Some(g) = self.grids[i] {
@@ -303,8 +307,25 @@ impl<'t> Extraction<'t> {
         }
         let mut last_timer: Option<u64> = None;
         for (s, step) in t.steps.iter().enumerate() {
+            while let Some(p) = pins.get(cuts.len()).filter(|p| p.0 <= s) {
+                // The first stretch holds what comes before the steps (a timer's start).
+                let at = if cuts.is_empty() { 0 } else { items.len() };
+                cuts.push((at, p.1.clone()));
+            }
             match *step {
-                Step::Run(w) => items.push(Item::Run(w)),
+                Step::Run(w) => {
+                    // The runs on either side of a move the task keeps no stretch for are
+                    // one (the timeline cuts its run at each move of its own).
+                    let moved = t
+                        .stretches
+                        .binary_search_by_key(&s, |st| st.first_step)
+                        .is_ok();
+                    let cut = cuts.last().map(|c| c.0) == Some(items.len());
+                    match items.last_mut() {
+                        Some(Item::Run(prev)) if moved && !cut => *prev += w,
+                        _ => items.push(Item::Run(w)),
+                    }
+                }
                 Step::Wake { wakee, block } => {
                     if self.causes[wakee][block] == Some(Cause::Task(i)) && self.kept[wakee] {
                         items.push(Item::Post(i, wakee));
@@ -344,6 +365,10 @@ impl<'t> Extraction<'t> {
                 }
             }
         }
+        for p in pins.iter().skip(cuts.len()) {
+            let at = if cuts.is_empty() { 0 } else { items.len() };
+            cuts.push((at, p.1.clone()));
+        }
         if !t.exited {
             // Alive at the end of the trace: it must not exit in the replay.
             if !matches!(items.last(), Some(Item::Sleep(_))) {
@@ -351,16 +376,53 @@ impl<'t> Extraction<'t> {
             }
         }
         remove_syscall_costs(&mut items, tl.syscall_ns);
+        // Each new stretch's affinity is a `sched_setaffinity` the replay makes at the end
+        // of the stretch before, where the traced task made it: out of the run it ends.
+        for &(at, _) in cuts.iter().skip(1) {
+            if let Some(Item::Run(w)) = at.checked_sub(1).and_then(|k| items.get_mut(k)) {
+                *w = w.saturating_sub(tl.syscall_ns * 1024);
+            }
+        }
         let leads = leads(&items);
         let period_us = self.grids[i].map_or(0, |g| g.period_ns.div_ceil(1000));
         let timer_ref = format!("{}-timer", self.names[i]);
         obj.insert("loop".into(), json!(1));
         obj.insert(
             "phases".into(),
-            phases(&items, &leads, &self.names, &timer_ref, period_us),
+            phases(&items, &leads, &self.names, &timer_ref, period_us, &cuts),
         );
         Value::Object(obj)
     }
+}
+
+/// Moves of its own a load balancer does not make (`Stretch::balance`) that show a task
+/// changing its affinity as it runs (rt-app's per-phase `cpus`): one or two can be a
+/// balance the trace cannot tell from one (a spread of lone tasks across clusters); a
+/// repeated pattern is the task's own doing.
+const AFFINITY_MOVES_MIN: usize = CHAIN_MIN as usize;
+
+/// Per stretch of a task's run (its first step, its CPUs), when the trace shows the task
+/// changing its affinity as it runs (`AFFINITY_MOVES_MIN`): each stretch is pinned to the
+/// CPUs it ran on in it, as rt-app's per-phase `cpus` would (the trace shows where the task
+/// ran, not its mask: that the mask was those CPUs is the guess `--pin` makes for a whole
+/// task). Then every move of its own starts a stretch, a balance-like one too (the task
+/// moving up as its phase's mask changes); consecutive stretches on the same CPUs are one.
+/// None otherwise: the task's moves are balancing's, and the task keeps its one pin.
+fn stretch_pins(t: &TaskTrace) -> Option<Vec<(usize, Vec<usize>)>> {
+    let own = t.stretches.iter().skip(1).filter(|s| !s.balance).count();
+    if own < AFFINITY_MOVES_MIN {
+        return None;
+    }
+    let mut pins: Vec<(usize, Vec<usize>)> = Vec::new();
+    for s in &t.stretches {
+        let cpus: Vec<usize> = s.cpus.iter().copied().collect();
+        // A stretch never switched in (the trace ended) goes with the one before.
+        if cpus.is_empty() || pins.last().is_some_and(|p| p.1 == cpus) {
+            continue;
+        }
+        pins.push((if pins.is_empty() { 0 } else { s.first_step }, cpus));
+    }
+    Some(pins)
 }
 
 /// The traced runs include the system calls of the program; the replay charges its own
@@ -545,81 +607,141 @@ impl Item {
 const MAX_PATTERN: usize = 8;
 
 /// The items as rt-app phases: a repeated pattern is one phase with a loop count and the
-/// mean amounts; the rest, in order, phases run once.
+/// mean amounts; the rest, in order, phases run once. `cuts` are where the task's stretches
+/// start (item index) with their CPUs (`stretch_pins`): no phase spans two, and each of a
+/// stretch's phases carries its `cpus`; none, one stretch on the task's CPUs.
 fn phases(
     items: &[Item],
     leads: &[bool],
     names: &[String],
     timer_ref: &str,
     period_us: u64,
+    cuts: &[(usize, Vec<usize>)],
 ) -> Value {
     let mut out = Map::new();
-    // The items since the last repeated pattern, to run once: `single..i`.
-    let mut single = 0;
-    let mut i = 0;
     // Rounding carries (ns) so that the µs amounts add up to the trace's.
     let mut carry = Carries::default();
-    let flush_single = |from: usize,
-                        to: usize,
-                        out: &mut Map<String, Value>,
-                        carry: &mut Carries| {
-        if from < to {
-            let (items, leads) = (&items[from..to], &leads[from..to]);
-            if let Some(phase) = phase_events(items, leads, names, 1, timer_ref, period_us, carry) {
-                out.insert(format!("p{}", out.len()), phase);
-            }
-        }
+    let p = Phasing {
+        items,
+        leads,
+        names,
+        timer_ref,
+        period_us,
     };
-    while i < items.len() {
-        let mut best = (1, 1);
-        for len in 1..=MAX_PATTERN.min(items.len() - i) {
-            let mut reps = 1;
-            while i + (reps + 1) * len <= items.len()
-                && (0..len).all(|k| {
-                    let j = i + reps * len + k;
-                    items[j].like(&items[i + k]) && leads[j] == leads[i + k]
-                })
-            {
-                reps += 1;
-            }
-            if reps >= 2 && reps * len > best.0 * best.1 {
-                best = (len, reps);
-            }
-        }
-        let (len, reps) = best;
-        if reps < 2 {
-            i += 1;
-            continue;
-        }
-        flush_single(single, i, &mut out, &mut carry);
-        let mean: Vec<Item> = (0..len)
-            .map(|k| {
-                let all = (0..reps).map(|r| &items[i + r * len + k]);
-                let avg = |f: &dyn Fn(&Item) -> u64| all.clone().map(f).sum::<u64>() / reps as u64;
-                match &items[i + k] {
-                    Item::Run(_) => Item::Run(avg(&|x| if let Item::Run(a) = x { *a } else { 0 })),
-                    Item::Sleep(_) => {
-                        Item::Sleep(avg(&|x| if let Item::Sleep(a) = x { *a } else { 0 }))
-                    }
-                    Item::Io(_) => Item::Io(avg(&|x| if let Item::Io(a) = x { *a } else { 0 })),
-                    other => other.clone(),
-                }
-            })
-            .collect();
-        let lead = &leads[i..i + len];
-        if let Some(phase) =
-            phase_events(&mean, lead, names, reps, timer_ref, period_us, &mut carry)
-        {
-            out.insert(format!("p{}", out.len()), phase);
-        }
-        i += len * reps;
-        single = i;
+    if cuts.is_empty() {
+        p.stretch(0, items.len(), None, &mut out, &mut carry);
     }
-    flush_single(single, i, &mut out, &mut carry);
+    for (k, (from, cpus)) in cuts.iter().enumerate() {
+        let to = cuts.get(k + 1).map_or(items.len(), |c| c.0);
+        p.stretch(*from, to, Some(cpus), &mut out, &mut carry);
+    }
     if out.is_empty() {
         out.insert("p0".into(), json!({ "loop": 1, "sleep0": 0 }));
     }
     Value::Object(out)
+}
+
+/// What `phases` writes the phases of.
+struct Phasing<'a> {
+    items: &'a [Item],
+    leads: &'a [bool],
+    names: &'a [String],
+    timer_ref: &'a str,
+    period_us: u64,
+}
+
+impl Phasing<'_> {
+    /// A phase of `items` (looped `reps` times) into `out`, with `cpus` if given.
+    fn push(
+        &self,
+        items: &[Item],
+        leads: &[bool],
+        reps: usize,
+        cpus: Option<&Vec<usize>>,
+        out: &mut Map<String, Value>,
+        carry: &mut Carries,
+    ) {
+        let phase = phase_events(
+            items,
+            leads,
+            self.names,
+            reps,
+            self.timer_ref,
+            self.period_us,
+            carry,
+        );
+        if let Some(mut phase) = phase {
+            if let (Some(c), Value::Object(m)) = (cpus, &mut phase) {
+                m.insert("cpus".into(), json!(c));
+            }
+            out.insert(format!("p{}", out.len()), phase);
+        }
+    }
+
+    /// The phases of the items `lo..hi`.
+    fn stretch(
+        &self,
+        lo: usize,
+        hi: usize,
+        cpus: Option<&Vec<usize>>,
+        out: &mut Map<String, Value>,
+        carry: &mut Carries,
+    ) {
+        let (items, leads) = (self.items, self.leads);
+        // The items since the last repeated pattern, to run once: `single..i`.
+        let mut single = lo;
+        let mut i = lo;
+        let flush_single =
+            |from: usize, to: usize, out: &mut Map<String, Value>, c: &mut Carries| {
+                if from < to {
+                    self.push(&items[from..to], &leads[from..to], 1, cpus, out, c);
+                }
+            };
+        while i < hi {
+            let mut best = (1, 1);
+            for len in 1..=MAX_PATTERN.min(hi - i) {
+                let mut reps = 1;
+                while i + (reps + 1) * len <= hi
+                    && (0..len).all(|k| {
+                        let j = i + reps * len + k;
+                        items[j].like(&items[i + k]) && leads[j] == leads[i + k]
+                    })
+                {
+                    reps += 1;
+                }
+                if reps >= 2 && reps * len > best.0 * best.1 {
+                    best = (len, reps);
+                }
+            }
+            let (len, reps) = best;
+            if reps < 2 {
+                i += 1;
+                continue;
+            }
+            flush_single(single, i, out, carry);
+            let mean: Vec<Item> = (0..len)
+                .map(|k| {
+                    let all = (0..reps).map(|r| &items[i + r * len + k]);
+                    let avg =
+                        |f: &dyn Fn(&Item) -> u64| all.clone().map(f).sum::<u64>() / reps as u64;
+                    match &items[i + k] {
+                        Item::Run(_) => {
+                            Item::Run(avg(&|x| if let Item::Run(a) = x { *a } else { 0 }))
+                        }
+                        Item::Sleep(_) => {
+                            Item::Sleep(avg(&|x| if let Item::Sleep(a) = x { *a } else { 0 }))
+                        }
+                        Item::Io(_) => Item::Io(avg(&|x| if let Item::Io(a) = x { *a } else { 0 })),
+                        other => other.clone(),
+                    }
+                })
+                .collect();
+            self.push(&mean, &leads[i..i + len], reps, cpus, out, carry);
+            i += len * reps;
+            single = i;
+        }
+        flush_single(single, i, out, carry);
+    }
 }
 
 /// Rounding remainders (ns) of the run, sleep and I/O amounts written so far: per kind, one
@@ -717,7 +839,7 @@ mod tests {
         let leads = leads(&items);
         assert!(!leads[0] && leads[2] && !leads[4] && !leads[5]);
         let names = ["a".to_string(), "b".to_string()];
-        let phases = phases(&items, &leads, &names, "a-timer", 0);
+        let phases = phases(&items, &leads, &names, "a-timer", 0, &[]);
         // The runs in order: the first, then per round the leading one and the rest.
         let mut runs = Vec::new();
         for p in phases.as_object().unwrap().values() {

@@ -49,6 +49,7 @@ pub enum Record<'a> {
     Migrate {
         pid: u32,
         orig_cpu: usize,
+        dest_cpu: usize,
     },
     /// `sched_overutilized` (LISA's module): the root domain's overutilized state.
     Overutilized {
@@ -288,6 +289,7 @@ impl<'a> Reader<'a> {
             "sched_migrate_task" => Record::Migrate {
                 pid: int(f, "pid=").ok_or_else(|| need("a numeric pid="))?,
                 orig_cpu: int(f, "orig_cpu=").ok_or_else(|| need("a numeric orig_cpu="))?,
+                dest_cpu: int(f, "dest_cpu=").ok_or_else(|| need("a numeric dest_cpu="))?,
             },
             "sched_overutilized" => Record::Overutilized {
                 on: int::<u32>(f, "overutilized=").ok_or_else(|| need("overutilized="))? != 0,

@@ -116,6 +116,29 @@ pub enum Step {
     Block(Block),
 }
 
+/// A stretch of a task's run between two moves of its own: a `sched_migrate_task` of the
+/// task logged in its own context on the CPU it was running on, which is how schedlab's
+/// trace shows both an affinity change (`sched_setaffinity`, rt-app's per-phase `cpus`:
+/// the task's CPU left its mask, the stopper moves it) and an active balance (the stopper
+/// of a misfit or an imbalance moves the running task). The trace does not say which it
+/// was; `balance` says whether load balancing could have made the move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stretch {
+    /// The index of its first step (the steps before it are the previous stretch's).
+    pub first_step: usize,
+    /// The CPUs it was switched in on in the stretch.
+    pub cpus: std::collections::BTreeSet<usize>,
+    /// The move that began it is one load balancing makes: to a CPU of more capacity (a
+    /// misfit, an asymmetric capacity's active balance) or off a CPU with other tasks to
+    /// run (the CPU did not go idle after). False for the first stretch.
+    pub balance: bool,
+}
+
+/// CPU time a task may run before a move of its own is still its start: rt-app applies a
+/// thread's `cpus` as the thread starts, before its phases (µs of work; a misfit takes
+/// milliseconds of running to build up).
+const START_UP_NS: u64 = 100_000;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Not seen yet in a state we know.
@@ -145,8 +168,10 @@ pub struct TaskTrace {
     pub wakeups: u64,
     pub wake_latency_ns: u64,
     pub latencies: u64,
-    /// The CPUs it ran on.
+    /// The CPUs it ran on (since the moves of its start, which set its affinity).
     pub cpus: std::collections::BTreeSet<usize>,
+    /// Its run cut at its own moves after its start; at least one.
+    pub stretches: Vec<Stretch>,
     state: State,
     work: u64,
     last_cpu: Option<usize>,
@@ -203,6 +228,9 @@ struct Cpu {
     freq_since: u64,
     /// Busy ns at `khz` not yet added to `busy_khz`.
     busy_at_khz: u64,
+    /// A task that moved itself off this CPU, until the CPU's next switch says whether
+    /// the CPU had other tasks to run.
+    moved: Option<usize>,
 }
 
 /// `PID_MAX_LIMIT` on 64-bit kernels: the largest `pid_max`.
@@ -328,6 +356,7 @@ impl<'i> Builder<'i> {
                 khz: info.init_khz.get(c).copied().unwrap_or(0),
                 freq_since: 0,
                 busy_at_khz: 0,
+                moved: None,
             })
             .collect();
         Builder {
@@ -366,6 +395,11 @@ impl<'i> Builder<'i> {
                 wake_latency_ns: 0,
                 latencies: 0,
                 cpus: Default::default(),
+                stretches: vec![Stretch {
+                    first_step: 0,
+                    cpus: Default::default(),
+                    balance: false,
+                }],
                 state: State::Unknown,
                 work: 0,
                 last_cpu: None,
@@ -452,6 +486,11 @@ impl<'i> Builder<'i> {
             self.end_block(t, ts, Waker::Irq, cpu);
         }
         let task = &mut self.tasks[t];
+        if task.state != State::Running(cpu) {
+            // Switched in (or first seen) here: a CPU of its stretch.
+            let s = task.stretches.last_mut().expect("a task has a stretch");
+            s.cpus.insert(cpu);
+        }
         task.state = State::Running(cpu);
         // `last_cpu` is always in `cpus`.
         if task.last_cpu != Some(cpu) {
@@ -466,8 +505,10 @@ impl<'i> Builder<'i> {
             return;
         }
         let w = std::mem::take(&mut task.work);
+        // A stretch's work is its own.
+        let fresh = task.stretches.last().map(|s| s.first_step) == Some(task.steps.len());
         match task.steps.last_mut() {
-            Some(Step::Run(prev)) => *prev += w,
+            Some(Step::Run(prev)) if !fresh => *prev += w,
             _ => task.steps.push(Step::Run(w)),
         }
     }
@@ -652,6 +693,14 @@ impl<'i> Builder<'i> {
                 next_comm,
                 next_prio,
             } => {
+                if let Some(m) = self.cpus[cpu].moved.take() {
+                    // What the CPU did after the task moved itself off it: another task to
+                    // run means the move could be a balance.
+                    if self.tasks[m].pid == prev_pid && next_pid != 0 {
+                        let s = self.tasks[m].stretches.last_mut().expect("a stretch");
+                        s.balance = true;
+                    }
+                }
                 if prev_pid != 0 {
                     let p = self.task(prev_pid, prev_comm, Some(prev_prio), self.start);
                     self.current(cpu, p, ts);
@@ -703,7 +752,11 @@ impl<'i> Builder<'i> {
                         task.latencies += 1;
                     }
                     if std::mem::take(&mut self.tasks[n].affinity_set) {
-                        self.tasks[n].cpus.clear();
+                        let task = &mut self.tasks[n];
+                        task.cpus.clear();
+                        if let Some(s) = task.stretches.last_mut() {
+                            s.cpus.clear();
+                        }
                     }
                     self.current(cpu, n, ts);
                     let preempted = prev_pid != 0 && prev_state == PrevState::Runnable;
@@ -760,16 +813,35 @@ impl<'i> Builder<'i> {
                 }
             }
             Record::Overutilized { on } => self.overutilized = on,
-            Record::Migrate { pid, orig_cpu } => {
-                // A task that moves itself off its CPU before it first blocks changed its
-                // own affinity at its start (rt-app's `cpus`, `sched_setaffinity`): where
-                // it ran until then is not where it may run.
+            Record::Migrate {
+                pid,
+                orig_cpu,
+                dest_cpu,
+            } => {
+                // A task that moves itself off its CPU at its start (before it first blocks,
+                // within `START_UP_NS` of running) changed its own affinity as it started
+                // (rt-app's task `cpus`, `sched_setaffinity`): where it ran until then is
+                // not where it may run. A later move of its own ends a stretch (`Stretch`).
                 if let Some(t) = self.by_pid.get(pid) {
-                    let task = &self.tasks[t];
                     let own = head.pid == pid
                         && self.cpus.get(orig_cpu).is_some_and(|c| c.curr == Some(t));
-                    if own && task.wakeups == 0 {
-                        self.tasks[t].affinity_set = true;
+                    if own {
+                        self.account(orig_cpu, ts);
+                        let task = &self.tasks[t];
+                        if task.wakeups == 0 && task.cpu_time_ns < START_UP_NS {
+                            self.tasks[t].affinity_set = true;
+                        } else {
+                            self.flush(t);
+                            let cap = |c: usize| self.info.capacity.get(c).copied().unwrap_or(0);
+                            let up = cap(dest_cpu) > cap(orig_cpu);
+                            let task = &mut self.tasks[t];
+                            task.stretches.push(Stretch {
+                                first_step: task.steps.len(),
+                                cpus: Default::default(),
+                                balance: up,
+                            });
+                            self.cpus[orig_cpu].moved = Some(t);
+                        }
                     }
                 }
             }
