@@ -474,7 +474,7 @@ fn switches(pattern: Option<&str>) -> Result<(), Error> {
     let all = schedlab::kernel::variant::switches();
     let shown: Vec<_> = all
         .iter()
-        .filter(|s| pattern.is_none_or(|p| s.key.contains(p)))
+        .filter(|s| pattern.map_or(true, |p| s.key.contains(p)))
         .collect();
     if shown.is_empty() {
         let p = pattern.unwrap_or_default();
