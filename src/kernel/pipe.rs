@@ -3,15 +3,23 @@
 //! queue of blocked writers.
 //!
 //! - A write that fits is queued; a write that does not blocks the writer (pipes, AF_UNIX
-//!   and TCP streams) or is dropped (UDP datagrams, futex posts). Waiting writers are served
-//!   in FIFO order: a later write never overtakes a blocked one.
+//!   and TCP streams) or is dropped (UDP datagrams, futex posts). On pipes and TCP, waiting
+//!   writers are served in FIFO order: a later write never overtakes a blocked one.
+//! - AF_UNIX wakes its blocked writers only once the send buffer has drained to a quarter:
+//!   a consumed skb's `sock_wfree()` calls `unix_write_space()`, which wakes the socket's
+//!   waiters (all of them: `sock_wait_for_wmem()` waits non-exclusively) only when
+//!   `unix_writable()`, `sk_wmem_alloc << 2 <= sk_sndbuf`, holds. Until then a writer that
+//!   is not asleep still writes while `sk_wmem_alloc < sk_sndbuf` (`sock_alloc_send_pskb()`),
+//!   overtaking the sleeping ones. The quarter is taken of the payload bytes, exact for
+//!   messages of one size (each skb's truesize is then the same).
 //! - A read takes one datagram, or up to its maximum of a stream's bytes; on an empty
 //!   channel the reader blocks.
-//! - Hand-off: when a read frees room, the first blocked writers whose messages now fit have
-//!   them queued at once and are woken with their write done; a write to a channel with a
-//!   blocked reader is handed to that reader, who wakes with its read done. So a woken task
-//!   never finds its condition gone, and no data is ever lost or duplicated — the same
-//!   choice the futex module makes for mutexes (the kernel wakes waiters that retry).
+//! - Hand-off: when a read frees room (AF_UNIX: drains to its quarter), the first blocked
+//!   writers whose messages now fit have them queued at once and are woken with their write
+//!   done; a write to a channel with a blocked reader is handed to that reader, who wakes
+//!   with its read done. So a woken task never finds its condition gone, and no data is ever
+//!   lost or duplicated — the same choice the futex module makes for mutexes (the kernel
+//!   wakes waiters that retry).
 //!
 //! The CPU cost of each read and write (the platform's `IpcCosts`) is charged by the kernel to the task that
 //! does it, after the operation, also when it had blocked.
@@ -132,6 +140,18 @@ impl Channel {
         self.queued + self.units(bytes) <= self.capacity
     }
 
+    /// Whether blocked writers may be woken: AF_UNIX's `unix_writable()` (a quarter of the
+    /// send buffer or less in use); elsewhere as soon as there is room.
+    fn writers_may_wake(&self) -> bool {
+        self.kind != ChannelKind::Unix || self.queued.saturating_mul(4) <= self.capacity
+    }
+
+    /// Whether a writer that is not asleep must queue behind the sleeping ones: FIFO
+    /// everywhere but on AF_UNIX, where `sock_alloc_send_pskb()` only looks at the room.
+    fn queues_behind_sleepers(&self) -> bool {
+        self.kind != ChannelKind::Unix && !self.writers.is_empty()
+    }
+
     fn enqueue(&mut self, bytes: u64) {
         self.queued += self.units(bytes);
         if !self.kind.is_stream() {
@@ -212,7 +232,7 @@ impl Channels {
             ch.stats.max_queued = ch.stats.max_queued.max(ch.queued);
             return SendOutcome::Sent;
         }
-        if ch.writers.is_empty() && ch.fits(bytes) {
+        if !ch.queues_behind_sleepers() && ch.fits(bytes) {
             ch.enqueue(bytes);
             return SendOutcome::Sent;
         }
@@ -236,6 +256,9 @@ impl Channels {
         }
         let got = ch.dequeue(max);
         // Room was made: blocked writers whose messages fit now complete, in order.
+        if !ch.writers_may_wake() {
+            return Some(got);
+        }
         while let Some(&(w, bytes)) = ch.writers.front() {
             if !ch.fits(bytes) {
                 break;
@@ -273,7 +296,8 @@ impl Channels {
 
     /// The buffer rules, asserted after every event in debug builds: never more queued than
     /// the capacity; readers wait only on an empty channel; writers only while their message
-    /// does not fit; datagram sizes add up to what is queued.
+    /// does not fit or (AF_UNIX) the buffer is more than a quarter full; datagram sizes add up
+    /// to what is queued.
     pub fn check_invariants(&self) {
         for (i, ch) in self.chans.iter().enumerate() {
             assert!(
@@ -289,7 +313,7 @@ impl Channels {
             );
             if let Some(&(_, bytes)) = ch.writers.front() {
                 assert!(
-                    !ch.fits(bytes),
+                    !ch.fits(bytes) || !ch.writers_may_wake(),
                     "channel {i}: a writer waits though its message fits"
                 );
             }
@@ -337,6 +361,32 @@ mod tests {
             }]
         );
         assert_eq!(c.chans[0].queued(), 200);
+        c.check_invariants();
+    }
+
+    #[test]
+    fn af_unix_wakes_its_writers_only_at_a_quarter_of_the_send_buffer() {
+        // Eight 100-byte messages fill the buffer; `unix_writable()` holds again at two.
+        let mut c = chans(ChannelKind::Unix, 800);
+        for _ in 0..8 {
+            assert_eq!(c.send(0, 1, 100), SendOutcome::Sent);
+        }
+        assert_eq!(c.send(0, 2, 100), SendOutcome::Block);
+        assert_eq!(c.send(0, 3, 100), SendOutcome::Block);
+        for left in (3..8).rev() {
+            assert_eq!(c.recv(0, 9, 100), Some(100));
+            assert!(c.take_completed().is_empty(), "woken with {left} queued");
+            c.check_invariants();
+        }
+        // A writer that is not asleep writes while there is room, ahead of the sleepers.
+        assert_eq!(c.send(0, 4, 100), SendOutcome::Sent);
+        assert_eq!(c.recv(0, 9, 100), Some(100));
+        assert!(c.take_completed().is_empty());
+        // Two left, a quarter: both sleepers are woken with their writes done, in order.
+        assert_eq!(c.recv(0, 9, 100), Some(100));
+        let woken: Vec<_> = c.take_completed().iter().map(|d| d.task).collect();
+        assert_eq!(woken, vec![2, 3]);
+        assert_eq!(c.chans[0].queued(), 400);
         c.check_invariants();
     }
 

@@ -351,10 +351,9 @@ impl IpcCosts {
 /// 0–4 (which spread ±18%): 900 ns at 1.2 GHz gives 0.791 s (1 000 ns: 0.820, 1 150: 0.963).
 const PIPE_OP_CYCLES: u64 = 1_080;
 /// A53 cycles of one AF_UNIX stream send or receive: fitted on seed 002's `hackbench -l 160
-/// -g 16` on `smp8` (1.315 s), the mean of seeds 0–4 (which spread ±10%): 1 750 ns at
-/// 1.2 GHz gives 1.292 s (1 500 ns: 1.355 s; the mean does not move monotonically with the
-/// cost at this scatter, so the fit is to the measurement's ±2%, not finer).
-const UNIX_OP_CYCLES: u64 = 2_100;
+/// -g 16` on `smp8` (1.315 s), the mean of seeds 0–4 (which spread ±3%): 4 300 ns at
+/// 1.2 GHz gives 1.306 s (4 200 ns: 1.284 s; 4 400 ns: 1.344 s).
+const UNIX_OP_CYCLES: u64 = 5_160;
 /// A53 cycles of a UDP packet's protocol layers and of its loopback receive softirq (taken
 /// equal): fitted on seed 000's netperf UDP_STREAM send-64 Hmean (62.15 Mbit/s, v5.7 base)
 /// on `x86-4c8t` (3 820 ns each at 3.8 GHz × 2.5 work per cycle).

@@ -46,13 +46,14 @@ pub struct HackbenchArgs {
     pub latency_nice: Option<i32>,
 }
 
-/// The payload an AF_UNIX socket pair holds before its writers block: the send buffer over
-/// the truesize of one `datasize` write (a kmalloc'ed head of the aligned data plus the shared
-/// info, rounded up to its power-of-two slab, plus the sk_buff).
+/// The payload an AF_UNIX socket pair holds before its writers block: as many `datasize`
+/// writes as `sock_alloc_send_pskb()` lets through, each while the send buffer's charge is
+/// still below `sk_sndbuf` (so the last one may overshoot it); a write charges its truesize (a
+/// kmalloc'ed head of the aligned data plus the shared info, rounded up to its power-of-two
+/// slab, plus the sk_buff).
 fn unix_capacity(datasize: u64) -> u64 {
     let head = (datasize.div_ceil(64) * 64 + SKB_SHINFO).next_power_of_two();
-    let writes = (UNIX_SNDBUF / (head + SKB_STRUCT)).max(1);
-    writes * datasize
+    UNIX_SNDBUF.div_ceil(head + SKB_STRUCT) * datasize
 }
 
 pub fn hackbench(a: &HackbenchArgs) -> Value {
@@ -115,8 +116,9 @@ mod tests {
 
     #[test]
     fn a_socket_holds_fewer_small_messages_than_its_buffer_size() {
-        // 100-byte writes each charge a 512-byte slab plus the sk_buff.
-        assert_eq!(unix_capacity(100), UNIX_SNDBUF / 768 * 100);
+        // 100-byte writes each charge a 512-byte slab plus the sk_buff; the 278th still
+        // starts below the 212992-byte buffer (277 · 768 = 212736) and overshoots it.
+        assert_eq!(unix_capacity(100), 278 * 100);
         assert!(unix_capacity(100) < UNIX_SNDBUF);
     }
 }
