@@ -561,6 +561,7 @@ impl Kernel {
             working_set: self.workload.tasks[spec].working_set,
             ran_on: None,
             touched_mark: 0,
+            retry_send: None,
             last_ran: 0,
             stats: TaskStats {
                 cpu_runtime: vec![0; nr],

@@ -3,8 +3,17 @@
 //! queue of blocked writers.
 //!
 //! - A write that fits is queued; a write that does not blocks the writer (pipes, AF_UNIX
-//!   and TCP streams) or is dropped (UDP datagrams, futex posts). On pipes and TCP, waiting
-//!   writers are served in FIFO order: a later write never overtakes a blocked one.
+//!   and TCP streams) or is dropped (UDP datagrams, futex posts). On TCP, waiting writers are
+//!   served in FIFO order: a later write never overtakes a blocked one.
+//! - A pipe holds whole pages (`struct pipe_buffer` slots; `round_pipe_size()`: a power of two
+//!   of them, at least one). A write merges into the last page if its sub-page part fits there
+//!   (`pipe_write()`'s `PIPE_BUF_FLAG_CAN_MERGE` path), else takes new slots; it blocks when
+//!   neither is possible. A read that starts from a full pipe wakes one writer
+//!   (`wait_event_interruptible_exclusive()` on `wr_wait`); if the read freed no slot, that
+//!   writer finds the pipe still full and sleeps again: a spurious wake-up, which the model
+//!   makes too (the writer is woken to retry its write). A writer that is not asleep writes
+//!   whenever there is room, and one that wrote after waiting wakes the next while the pipe
+//!   is not full (`wake_next_writer`).
 //! - AF_UNIX wakes its blocked writers only once the send buffer has drained to a quarter:
 //!   a consumed skb's `sock_wfree()` calls `unix_write_space()`, which wakes the socket's
 //!   waiters (all of them: `sock_wait_for_wmem()` waits non-exclusively) only when
@@ -17,9 +26,9 @@
 //! - Hand-off: when a read frees room (AF_UNIX: drains to its quarter), the first blocked
 //!   writers whose messages now fit have them queued at once and are woken with their write
 //!   done; a write to a channel with a blocked reader is handed to that reader, who wakes
-//!   with its read done. So a woken task never finds its condition gone, and no data is ever
-//!   lost or duplicated — the same choice the futex module makes for mutexes (the kernel
-//!   wakes waiters that retry).
+//!   with its read done. So a woken task finds its condition still true (the pipe's spurious
+//!   wake-up aside), and no data is ever lost or duplicated — the same choice the futex module
+//!   makes for mutexes (the kernel wakes waiters that retry).
 //!
 //! The CPU cost of each read and write (the platform's `IpcCosts`) is charged by the kernel to the task that
 //! does it, after the operation, also when it had blocked.
@@ -68,6 +77,8 @@ pub struct ChannelStats {
     /// Times a writer blocked on a full channel, and a reader on an empty one.
     pub writer_blocks: u64,
     pub reader_blocks: u64,
+    /// Pipe writers woken by a read that freed no slot, who sleep again.
+    pub spurious_writer_wakeups: u64,
 }
 
 /// One channel's state.
@@ -79,6 +90,9 @@ pub struct Channel {
     queued: u64,
     /// Datagram sizes in arrival order (empty for streams).
     messages: VecDeque<u64>,
+    /// A pipe's occupied slots, the oldest first (empty for other kinds), and its slot count.
+    bufs: VecDeque<PipeBuf>,
+    max_bufs: usize,
     /// Blocked readers with the most bytes each will take.
     readers: VecDeque<(TaskId, u64)>,
     /// Blocked writers with the bytes of their message.
@@ -86,13 +100,32 @@ pub struct Channel {
     pub stats: ChannelStats,
 }
 
-/// A task whose blocked operation completed: wake it and charge the operation.
+/// A pipe buffer's page (`PAGE_SIZE`).
+const PAGE_SIZE: u64 = 4096;
+
+/// `round_pipe_size()`: the bytes a pipe asked to hold `bytes` holds, whole pages, a power of
+/// two of them, at least one.
+pub fn round_pipe_size(bytes: u64) -> u64 {
+    bytes.max(PAGE_SIZE).next_power_of_two()
+}
+
+/// A task whose blocked operation completed: wake it and charge the operation. With `retry`,
+/// the operation did not complete (a pipe writer's spurious wake-up): the task is woken to
+/// issue it again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Completed {
     pub task: TaskId,
     pub chan: usize,
     pub send: bool,
     pub bytes: u64,
+    pub retry: bool,
+}
+
+/// The unread bytes `start..end` of one pipe page (`struct pipe_buffer`'s offset and len).
+#[derive(Debug, Clone, Copy)]
+struct PipeBuf {
+    start: u64,
+    end: u64,
 }
 
 /// What a send did.
@@ -116,11 +149,17 @@ pub struct Channels {
 
 impl Channel {
     fn new(spec: &ChannelSpec) -> Channel {
+        let capacity = match spec.kind {
+            ChannelKind::Pipe => round_pipe_size(spec.capacity),
+            _ => spec.capacity,
+        };
         Channel {
             kind: spec.kind,
-            capacity: spec.capacity,
+            capacity,
             queued: 0,
             messages: VecDeque::new(),
+            bufs: VecDeque::new(),
+            max_bufs: (capacity / PAGE_SIZE) as usize,
             readers: VecDeque::new(),
             writers: VecDeque::new(),
             stats: ChannelStats::default(),
@@ -136,8 +175,54 @@ impl Channel {
         }
     }
 
-    fn fits(&self, bytes: u64) -> bool {
+    /// Whether a write of `bytes` can be done now; `waited`: by a writer woken from its wait
+    /// (on a pipe, one that only takes new slots).
+    fn fits(&self, bytes: u64, waited: bool) -> bool {
+        if self.kind == ChannelKind::Pipe {
+            let (_, new_bufs) = self.pipe_plan(bytes, waited);
+            return self.bufs.len() + new_bufs <= self.max_bufs;
+        }
         self.queued + self.units(bytes) <= self.capacity
+    }
+
+    /// Where `pipe_write()` puts `bytes`: the part merged into the last page and the new
+    /// slots the rest takes. Only a write's first attempt merges (its sub-page part, if the
+    /// pipe is not empty and that fits there); a writer woken from its wait is past that
+    /// point and takes new slots.
+    fn pipe_plan(&self, bytes: u64, waited: bool) -> (u64, usize) {
+        let chars = bytes % PAGE_SIZE;
+        let merged = match self.bufs.back() {
+            Some(last) if !waited && chars > 0 && last.end + chars <= PAGE_SIZE => chars,
+            _ => 0,
+        };
+        (merged, (bytes - merged).div_ceil(PAGE_SIZE) as usize)
+    }
+
+    /// `pipe_full()`: every slot is taken.
+    fn pipe_full(&self) -> bool {
+        self.kind == ChannelKind::Pipe && self.bufs.len() >= self.max_bufs
+    }
+
+    /// Put `bytes` that fit (as [`Channel::fits`] with `waited`) into the buffer.
+    fn store(&mut self, bytes: u64, waited: bool) {
+        self.queued += self.units(bytes);
+        match self.kind {
+            ChannelKind::Pipe => {
+                let (merged, _) = self.pipe_plan(bytes, waited);
+                if let Some(last) = self.bufs.back_mut() {
+                    last.end += merged;
+                }
+                let mut rest = bytes - merged;
+                while rest > 0 {
+                    let len = rest.min(PAGE_SIZE);
+                    self.bufs.push_back(PipeBuf { start: 0, end: len });
+                    rest -= len;
+                }
+            }
+            kind if !kind.is_stream() => self.messages.push_back(bytes),
+            _ => {}
+        }
+        self.stats.max_queued = self.stats.max_queued.max(self.queued);
     }
 
     /// Whether blocked writers may be woken: AF_UNIX's `unix_writable()` (a quarter of the
@@ -146,26 +231,41 @@ impl Channel {
         self.kind != ChannelKind::Unix || self.queued.saturating_mul(4) <= self.capacity
     }
 
-    /// Whether a writer that is not asleep must queue behind the sleeping ones: FIFO
-    /// everywhere but on AF_UNIX, where `sock_alloc_send_pskb()` only looks at the room.
+    /// Whether a writer that is not asleep must queue behind the sleeping ones: FIFO on TCP;
+    /// `pipe_write()` and AF_UNIX's `sock_alloc_send_pskb()` only look at the room.
     fn queues_behind_sleepers(&self) -> bool {
-        self.kind != ChannelKind::Unix && !self.writers.is_empty()
+        self.kind == ChannelKind::Tcp && !self.writers.is_empty()
     }
 
-    fn enqueue(&mut self, bytes: u64) {
-        self.queued += self.units(bytes);
-        if !self.kind.is_stream() {
-            self.messages.push_back(bytes);
-        }
+    fn enqueue(&mut self, bytes: u64, waited: bool) {
+        self.store(bytes, waited);
         self.stats.sends += 1;
         self.stats.sent_bytes += bytes;
-        self.stats.max_queued = self.stats.max_queued.max(self.queued);
     }
 
     /// Take one datagram or up to `max` bytes; the channel is not empty.
     fn dequeue(&mut self, max: u64) -> u64 {
         let got = if self.kind.is_stream() {
-            max.min(self.queued)
+            let got = max.min(self.queued);
+            // A pipe read goes through the pages in order and releases each it empties.
+            let mut left = if self.kind == ChannelKind::Pipe {
+                got
+            } else {
+                0
+            };
+            while left > 0 {
+                let first = self
+                    .bufs
+                    .front_mut()
+                    .expect("a pipe's bytes are in its pages");
+                let take = left.min(first.end - first.start);
+                first.start += take;
+                left -= take;
+                if first.start == first.end {
+                    self.bufs.pop_front();
+                }
+            }
+            got
         } else {
             self.messages
                 .pop_front()
@@ -199,8 +299,9 @@ impl Channels {
         }
     }
 
-    /// `write()`/`send()` of one message by `task`.
-    pub fn send(&mut self, c: usize, task: TaskId, bytes: u64) -> SendOutcome {
+    /// `write()`/`send()` of one message by `task`; `waited`: the retry of a writer woken
+    /// without its write done ([`Completed::retry`]).
+    pub fn send(&mut self, c: usize, task: TaskId, bytes: u64, waited: bool) -> SendOutcome {
         let ch = &mut self.chans[c];
         if !ch.readers.is_empty() {
             // Readers wait, so the channel is empty: the message goes straight to them (a
@@ -223,17 +324,19 @@ impl Channels {
                     chan: c,
                     send: false,
                     bytes: got,
+                    retry: false,
                 });
                 if rest == 0 {
                     break;
                 }
             }
-            ch.queued += rest;
-            ch.stats.max_queued = ch.stats.max_queued.max(ch.queued);
+            if rest > 0 {
+                ch.store(rest, waited);
+            }
             return SendOutcome::Sent;
         }
-        if !ch.queues_behind_sleepers() && ch.fits(bytes) {
-            ch.enqueue(bytes);
+        if !ch.queues_behind_sleepers() && ch.fits(bytes, waited) {
+            ch.enqueue(bytes, waited);
             return SendOutcome::Sent;
         }
         if ch.kind.drops_when_full() {
@@ -254,23 +357,42 @@ impl Channels {
             ch.readers.push_back((task, max));
             return None;
         }
+        let was_full = ch.pipe_full();
         let got = ch.dequeue(max);
-        // Room was made: blocked writers whose messages fit now complete, in order.
+        // Room was made: blocked writers whose messages fit now complete, in order (a pipe's
+        // until it is full again: each wakes the next only while it is not).
         if !ch.writers_may_wake() {
             return Some(got);
         }
         while let Some(&(w, bytes)) = ch.writers.front() {
-            if !ch.fits(bytes) {
+            if !ch.fits(bytes, true) {
+                if was_full && ch.kind == ChannelKind::Pipe {
+                    // `pipe_read()` wakes the first writer whatever it freed: no slot was, so
+                    // the writer will find the pipe full and sleep again.
+                    ch.writers.pop_front();
+                    ch.stats.spurious_writer_wakeups += 1;
+                    self.completed.push(Completed {
+                        task: w,
+                        chan: c,
+                        send: true,
+                        bytes,
+                        retry: true,
+                    });
+                }
                 break;
             }
             ch.writers.pop_front();
-            ch.enqueue(bytes);
+            ch.enqueue(bytes, true);
             self.completed.push(Completed {
                 task: w,
                 chan: c,
                 send: true,
                 bytes,
+                retry: false,
             });
+            if ch.pipe_full() {
+                break;
+            }
         }
         Some(got)
     }
@@ -313,13 +435,27 @@ impl Channels {
             );
             if let Some(&(_, bytes)) = ch.writers.front() {
                 assert!(
-                    !ch.fits(bytes) || !ch.writers_may_wake(),
+                    !ch.fits(bytes, true) || !ch.writers_may_wake(),
                     "channel {i}: a writer waits though its message fits"
                 );
             }
             if !ch.kind.is_stream() {
                 let units: u64 = ch.messages.iter().map(|&b| b.max(1)).sum();
                 assert_eq!(units, ch.queued, "channel {i}: datagrams do not add up");
+            }
+            if ch.kind == ChannelKind::Pipe {
+                let bytes: u64 = ch.bufs.iter().map(|b| b.end - b.start).sum();
+                assert_eq!(bytes, ch.queued, "channel {i}: pipe pages do not add up");
+                assert!(
+                    ch.bufs.len() <= ch.max_bufs,
+                    "channel {i}: pipe slots overrun"
+                );
+                assert!(
+                    ch.bufs
+                        .iter()
+                        .all(|b| b.start < b.end && b.end <= PAGE_SIZE),
+                    "channel {i}: an empty or overfull pipe page"
+                );
             }
             let s = &ch.stats;
             assert!(
@@ -343,12 +479,29 @@ mod tests {
     }
 
     #[test]
-    fn full_pipe_blocks_the_writer_until_a_read_makes_room() {
-        let mut c = chans(ChannelKind::Pipe, 200);
-        assert_eq!(c.send(0, 1, 100), SendOutcome::Sent);
-        assert_eq!(c.send(0, 1, 100), SendOutcome::Sent);
-        assert_eq!(c.send(0, 2, 100), SendOutcome::Block);
-        assert!(c.take_completed().is_empty());
+    fn a_pipe_holds_whole_pages_and_small_writes_merge() {
+        assert_eq!(round_pipe_size(1), 4096);
+        assert_eq!(round_pipe_size(65_536), 65_536);
+        assert_eq!(round_pipe_size(65_537), 131_072);
+        // One page: forty 100-byte writes merge into it; the 41st fits neither it nor a slot.
+        let mut c = chans(ChannelKind::Pipe, 300);
+        assert_eq!(c.chans[0].capacity, 4096);
+        for _ in 0..40 {
+            assert_eq!(c.send(0, 1, 100, false), SendOutcome::Sent);
+        }
+        assert_eq!(c.send(0, 2, 100, false), SendOutcome::Block);
+        assert_eq!(c.chans[0].queued(), 4000);
+        c.check_invariants();
+    }
+
+    #[test]
+    fn a_read_from_a_full_pipe_wakes_a_writer_that_finds_it_still_full() {
+        let mut c = chans(ChannelKind::Pipe, 4096);
+        for _ in 0..40 {
+            c.send(0, 1, 100, false);
+        }
+        assert_eq!(c.send(0, 2, 100, false), SendOutcome::Block);
+        // The read frees no slot: the writer is woken to retry, and sleeps again.
         assert_eq!(c.recv(0, 3, 100), Some(100));
         let done = c.take_completed();
         assert_eq!(
@@ -357,10 +510,61 @@ mod tests {
                 task: 2,
                 chan: 0,
                 send: true,
-                bytes: 100
+                bytes: 100,
+                retry: true
             }]
         );
-        assert_eq!(c.chans[0].queued(), 200);
+        c.restore_completed(done);
+        assert_eq!(c.send(0, 2, 100, true), SendOutcome::Block);
+        assert_eq!(c.chans[0].stats.spurious_writer_wakeups, 1);
+        c.check_invariants();
+        // The read that empties the page frees its slot: the writer's write is done.
+        for _ in 0..38 {
+            assert_eq!(c.recv(0, 3, 100), Some(100));
+            let done = c.take_completed();
+            assert_eq!(done.len(), 1);
+            assert!(done[0].retry);
+            c.restore_completed(done);
+            assert_eq!(c.send(0, 2, 100, true), SendOutcome::Block);
+        }
+        assert_eq!(c.recv(0, 3, 100), Some(100));
+        let done = c.take_completed();
+        assert_eq!((done.len(), done[0].retry), (1, false));
+        assert_eq!(c.chans[0].queued(), 100);
+        assert_eq!(c.chans[0].stats.spurious_writer_wakeups, 39);
+        c.check_invariants();
+    }
+
+    #[test]
+    fn a_woken_pipe_writer_takes_a_new_slot_and_wakes_the_next_only_while_there_is_room() {
+        // Two pages, both full of merged writes; two writers wait.
+        let mut c = chans(ChannelKind::Pipe, 8192);
+        for _ in 0..80 {
+            c.send(0, 1, 100, false);
+        }
+        assert_eq!(c.send(0, 2, 100, false), SendOutcome::Block);
+        assert_eq!(c.send(0, 3, 100, false), SendOutcome::Block);
+        let mut reads = 0;
+        loop {
+            c.recv(0, 4, 100);
+            reads += 1;
+            let done = c.take_completed();
+            let finished: Vec<_> = done.iter().filter(|d| !d.retry).map(|d| d.task).collect();
+            let retried: Vec<_> = done.iter().filter(|d| d.retry).map(|d| d.task).collect();
+            c.restore_completed(done);
+            for t in retried {
+                assert_eq!(c.send(0, t, 100, true), SendOutcome::Block);
+            }
+            if !finished.is_empty() {
+                // The first page emptied: one writer took the free slot, and the pipe was
+                // full again, so the other still waits (its message would merge, but a woken
+                // writer does not merge).
+                assert_eq!((reads, finished.len()), (40, 1));
+                break;
+            }
+        }
+        assert_eq!(c.chans[0].writers.len(), 1);
+        assert_eq!(c.chans[0].queued(), 4000 + 100);
         c.check_invariants();
     }
 
@@ -369,17 +573,17 @@ mod tests {
         // Eight 100-byte messages fill the buffer; `unix_writable()` holds again at two.
         let mut c = chans(ChannelKind::Unix, 800);
         for _ in 0..8 {
-            assert_eq!(c.send(0, 1, 100), SendOutcome::Sent);
+            assert_eq!(c.send(0, 1, 100, false), SendOutcome::Sent);
         }
-        assert_eq!(c.send(0, 2, 100), SendOutcome::Block);
-        assert_eq!(c.send(0, 3, 100), SendOutcome::Block);
+        assert_eq!(c.send(0, 2, 100, false), SendOutcome::Block);
+        assert_eq!(c.send(0, 3, 100, false), SendOutcome::Block);
         for left in (3..8).rev() {
             assert_eq!(c.recv(0, 9, 100), Some(100));
             assert!(c.take_completed().is_empty(), "woken with {left} queued");
             c.check_invariants();
         }
         // A writer that is not asleep writes while there is room, ahead of the sleepers.
-        assert_eq!(c.send(0, 4, 100), SendOutcome::Sent);
+        assert_eq!(c.send(0, 4, 100, false), SendOutcome::Sent);
         assert_eq!(c.recv(0, 9, 100), Some(100));
         assert!(c.take_completed().is_empty());
         // Two left, a quarter: both sleepers are woken with their writes done, in order.
@@ -394,7 +598,7 @@ mod tests {
     fn empty_channel_blocks_the_reader_and_a_write_is_handed_to_it() {
         let mut c = chans(ChannelKind::Unix, 1000);
         assert_eq!(c.recv(0, 5, 100), None);
-        assert_eq!(c.send(0, 6, 300), SendOutcome::Sent);
+        assert_eq!(c.send(0, 6, 300, false), SendOutcome::Sent);
         let done = c.take_completed();
         // A stream read takes at most its maximum; the rest stays queued.
         assert_eq!(done[0].task, 5);
@@ -406,8 +610,8 @@ mod tests {
     #[test]
     fn datagrams_that_do_not_fit_are_dropped() {
         let mut c = chans(ChannelKind::Udp, 100);
-        assert_eq!(c.send(0, 1, 64), SendOutcome::Sent);
-        assert_eq!(c.send(0, 1, 64), SendOutcome::Dropped);
+        assert_eq!(c.send(0, 1, 64, false), SendOutcome::Sent);
+        assert_eq!(c.send(0, 1, 64, false), SendOutcome::Dropped);
         assert_eq!(c.recv(0, 2, u64::MAX), Some(64));
         assert_eq!(c.chans[0].stats.drops, 1);
     }
@@ -415,9 +619,9 @@ mod tests {
     #[test]
     fn a_zero_capacity_futex_post_reaches_only_a_waiter() {
         let mut c = chans(ChannelKind::Futex, 0);
-        assert_eq!(c.send(0, 1, 0), SendOutcome::Dropped);
+        assert_eq!(c.send(0, 1, 0, false), SendOutcome::Dropped);
         assert_eq!(c.recv(0, 2, u64::MAX), None);
-        assert_eq!(c.send(0, 1, 0), SendOutcome::Sent);
+        assert_eq!(c.send(0, 1, 0, false), SendOutcome::Sent);
         assert_eq!(c.take_completed()[0].task, 2);
         assert_eq!(c.chans[0].stats.max_queued, 0);
         c.check_invariants();

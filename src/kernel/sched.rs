@@ -198,6 +198,9 @@ pub struct Task {
     pub touched_mark: u64,
     /// When the task last ran (`se.exec_start` as `task_hot()` reads it on a queued task).
     pub last_ran: u64,
+    /// A channel write (channel, bytes) the task was woken to try again (a pipe writer's
+    /// spurious wake-up): its next request, before its thread's own.
+    pub retry_send: Option<(usize, u64)>,
     pub stats: TaskStats,
 }
 

@@ -43,7 +43,11 @@ impl Kernel {
             cputime_ns: task.sum_exec_runtime,
             user: &mut self.user,
         };
-        let call = task.thread.step(&mut ctx);
+        let retry = task.retry_send.take();
+        let call = match retry {
+            Some((chan, bytes)) => Syscall::Send { chan, bytes },
+            None => task.thread.step(&mut ctx),
+        };
         if let Some(logs) = self.rtapp_logs.as_mut() {
             task.thread.drain_log(&mut self.log_scratch);
             logs.write(t, &task.name, &self.log_scratch);
@@ -125,7 +129,7 @@ impl Kernel {
             }
             Syscall::SetTaskgroup(g) => self.move_to_taskgroup(t, g, now, q),
             Syscall::Send { chan, bytes } => {
-                let outcome = self.channels.send(chan, t, bytes);
+                let outcome = self.channels.send(chan, t, bytes, retry.is_some());
                 self.wake_channel_waiters(cpu, now, q);
                 if outcome == SendOutcome::Block {
                     self.block(t);
@@ -160,12 +164,17 @@ impl Kernel {
     }
 
     /// Wake the tasks whose blocked channel operation the last send or receive completed;
-    /// each runs its operation's cost before its thread goes on.
+    /// each runs its operation's cost before its thread goes on. A writer woken to retry
+    /// issues its write again when it runs.
     fn wake_channel_waiters(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         let done = self.channels.take_completed();
         for c in &done {
-            self.tasks[c.task].activity =
-                Activity::Work(self.channel_op_work(c.chan, c.send, c.bytes));
+            if c.retry {
+                self.tasks[c.task].retry_send = Some((c.chan, c.bytes));
+            } else {
+                self.tasks[c.task].activity =
+                    Activity::Work(self.channel_op_work(c.chan, c.send, c.bytes));
+            }
             self.try_to_wake_up(c.task, cpu, now, q);
         }
         self.channels.restore_completed(done);

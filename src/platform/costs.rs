@@ -348,8 +348,9 @@ impl IpcCosts {
 
 /// A53 cycles of one pipe read or write beyond the syscall, wake-up and switch paths:
 /// fitted on seed 002's `hackbench -p -l 160 -g 16` on `smp8` (0.786 s), the mean of seeds
-/// 0–4 (which spread ±18%): 900 ns at 1.2 GHz gives 0.791 s (1 000 ns: 0.820, 1 150: 0.963).
-const PIPE_OP_CYCLES: u64 = 1_080;
+/// 0–4 (which spread ±7%): 1 700 ns at 1.2 GHz gives 0.783 s (1 600 ns: 0.741 s; 1 800 ns:
+/// 0.816 s; the mean does not move monotonically at this scatter, so the fit is to ±3%).
+const PIPE_OP_CYCLES: u64 = 2_040;
 /// A53 cycles of one AF_UNIX stream send or receive: fitted on seed 002's `hackbench -l 160
 /// -g 16` on `smp8` (1.315 s), the mean of seeds 0–4 (which spread ±3%): 4 300 ns at
 /// 1.2 GHz gives 1.306 s (4 200 ns: 1.284 s; 4 400 ns: 1.344 s).
