@@ -109,11 +109,12 @@ fn pipe_pair(capacity: u64, writer_us: u64, reader_us: u64) -> String {
 fn a_full_pipe_blocks_the_writer_and_an_empty_one_the_reader() {
     // A slow reader: the writer fills the pipe and then waits for room, never beyond it. A
     // pipe holds whole pages (`round_pipe_size()`): 300 bytes ask for one, where forty
-    // 100-byte writes merge and the 41st finds no room.
+    // 100-byte writes merge and the 41st finds no room; the page is freed only once read to
+    // its end, so what the reader took meanwhile is not written again.
     let r = run_json("smp8", &pipe_pair(300, 1, 50), S, &[]);
     let c = &r.channels[0];
     assert!(c.stats.writer_blocks > 0);
-    assert_eq!(c.stats.max_queued, 4000);
+    assert!((3000..=4000).contains(&c.stats.max_queued), "{c:?}");
     assert_eq!((c.stats.sends, c.stats.recvs), (200, 200));
     // A slow writer: the reader waits on the empty pipe and never reads what is not there.
     let r = run_json("smp8", &pipe_pair(300, 50, 1), S, &[]);
