@@ -115,6 +115,11 @@ fn a_full_pipe_blocks_the_writer_and_an_empty_one_the_reader() {
     let c = &r.channels[0];
     assert!(c.stats.writer_blocks > 0);
     assert!((3000..=4000).contains(&c.stats.max_queued), "{c:?}");
+    // Each read from the full pipe wakes the writer, who sleeps again until the page is freed.
+    assert!(
+        c.stats.spurious_writer_wakeups > c.stats.writer_blocks / 2,
+        "{c:?}"
+    );
     assert_eq!((c.stats.sends, c.stats.recvs), (200, 200));
     // A slow writer: the reader waits on the empty pipe and never reads what is not there.
     let r = run_json("smp8", &pipe_pair(300, 50, 1), S, &[]);

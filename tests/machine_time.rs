@@ -157,10 +157,20 @@ fn a_remote_wakeup_across_llcs_pays_an_ipi_and_a_local_one_does_not() {
     assert_eq!(s.idle_exit_ns, 0, "the waker's CPU was running the waker");
 }
 
-/// hackbench -g 1 -l 50 on CPU 0 of smp8 at its highest frequency, with `seed`: on one CPU
-/// there is no placement for the two modes' interleavings to diverge through.
+/// hackbench -g 1 -l 50 -s 8192 on CPU 0 of smp8 at its highest frequency, with `seed`: on
+/// one CPU there is no placement for the two modes' interleavings to diverge through, and a
+/// socket holds only 13 such messages, so the tasks switch every few messages (with 100-byte
+/// messages a socket holds 278 and, its writers woken only at a quarter, they hardly switch).
 fn hackbench_on_one_cpu(extra: &[&str], seed: u64) -> f64 {
-    let mut a = vec!["hackbench", "--groups", "1", "--loops", "50"];
+    let mut a = vec![
+        "hackbench",
+        "--groups",
+        "1",
+        "--loops",
+        "50",
+        "--datasize",
+        "8192",
+    ];
     a.extend_from_slice(extra);
     let mut w: serde_json::Value = serde_json::from_str(&gen(&a)).unwrap();
     for t in w["tasks"].as_object_mut().unwrap().values_mut() {
