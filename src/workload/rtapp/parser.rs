@@ -141,6 +141,9 @@ impl<'a> Parser<'a> {
         // First pass: names and instance counts, which fork, resume and barrier need before
         // the task that defines them has been read.
         let mut objects = Vec::with_capacity(tasks.len());
+        // The instances of the tasks read so far (kept as a running sum: summing them per
+        // task would be quadratic in the number of tasks).
+        let mut total: i64 = 0;
         for (name, v, _) in tasks {
             let place = format!("tasks.{name}");
             if self.task_index.contains_key(name.as_str()) {
@@ -171,7 +174,6 @@ impl<'a> Parser<'a> {
                 }
                 None => 1,
             };
-            let total: i64 = self.task_instances.iter().map(|&n| i64::from(n)).sum();
             let instances = if total + i64::from(instances) > MAX_THREADS {
                 let e = self.err(
                     &format!("{place}.instance"),
@@ -186,6 +188,7 @@ impl<'a> Parser<'a> {
             self.task_index
                 .insert(name.clone(), self.task_instances.len());
             self.task_instances.push(instances);
+            total += i64::from(instances);
             self.task_names.push(name.clone());
             objects.push((name, m));
         }
