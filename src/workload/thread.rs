@@ -648,10 +648,13 @@ impl Thread {
     /// task group of the current phase, each only where it changes something.
     fn prologue(&mut self) {
         let phase = &self.phases[self.phase];
+        // By reference: a mask is NR_CPUS bits, too big to copy per iteration.
         let affinity = self.phase_cpus[self.phase]
-            .or(self.task_cpus)
-            .unwrap_or(self.default_affinity);
-        if affinity != self.cur_affinity {
+            .as_ref()
+            .or(self.task_cpus.as_ref())
+            .unwrap_or(&self.default_affinity);
+        if *affinity != self.cur_affinity {
+            let affinity = *affinity;
             self.outbox
                 .push(Syscall::SetAffinity(affinity), Pending::None);
             self.cur_affinity = affinity;
