@@ -126,14 +126,23 @@ impl UserSpace {
     pub fn name_thread(&mut self, workload: &Workload, task: usize, forked: bool) -> (u32, String) {
         let index = self.next_index;
         self.next_index += 1;
+        // `<name>-<index>`, and `-<n:04>` for a fork: pushed rather than `format!`ed, as
+        // every thread of a workload of many is named so.
         let name = &workload.tasks[task].name;
+        let mut s = String::with_capacity(name.len() + 16);
+        s.push_str(name);
+        s.push('-');
+        s.push_str(itoa::Buffer::new().format(index));
         if forked {
             let n = self.forks_named[task];
             self.forks_named[task] += 1;
-            (index, format!("{name}-{index}-{n:04}"))
-        } else {
-            (index, format!("{name}-{index}"))
+            let mut b = itoa::Buffer::new();
+            let digits = b.format(n);
+            s.push('-');
+            s.extend(std::iter::repeat('0').take(4usize.saturating_sub(digits.len())));
+            s.push_str(digits);
         }
+        (index, s)
     }
 
     /// When the first thread started (rt-app's `t_zero`), once one has.

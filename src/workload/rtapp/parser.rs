@@ -172,7 +172,7 @@ impl<'a> Parser<'a> {
         // task would be quadratic in the number of tasks).
         let mut total: i64 = 0;
         for (name, v, _) in tasks {
-            let place = format!("tasks.{name}");
+            let place = join("tasks", name);
             if self.task_index.contains_key(name.as_str()) {
                 let e = self.err(
                     &place,
@@ -364,6 +364,11 @@ pub(super) fn join(base: &str, key: &str) -> String {
     if base.is_empty() {
         key.to_string()
     } else {
-        format!("{base}.{key}")
+        // Pushed rather than `format!`ed: places are built for every task and event.
+        let mut place = String::with_capacity(base.len() + 1 + key.len());
+        place.push_str(base);
+        place.push('.');
+        place.push_str(key);
+        place
     }
 }

@@ -73,7 +73,7 @@ impl Parser<'_> {
         name: &str,
         m: &Members,
     ) -> Result<TaskSpec, InputError> {
-        let base = format!("tasks.{name}");
+        let base = join("tasks", name);
         let has_phases = m.iter().any(|(k, _, _)| k == "phases");
         let is_event = |k: &str| event_kind(k).is_some();
         let events: Vec<_> = if has_phases {
