@@ -197,6 +197,7 @@ fn scenarios(c: &mut Criterion) {
         runtime: 1,
         cpu: None,
         uclamp_min: m,
+        taskgroup: None,
     };
     let plain = schedlab::workload::gen::pipe(&args(None)).to_string();
     let clamped = schedlab::workload::gen::pipe(&args(Some(100))).to_string();

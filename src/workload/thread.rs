@@ -126,14 +126,23 @@ impl UserSpace {
     pub fn name_thread(&mut self, workload: &Workload, task: usize, forked: bool) -> (u32, String) {
         let index = self.next_index;
         self.next_index += 1;
+        // `<name>-<index>`, and `-<n:04>` for a fork: pushed rather than `format!`ed, as
+        // every thread of a workload of many is named so.
         let name = &workload.tasks[task].name;
+        let mut s = String::with_capacity(name.len() + 16);
+        s.push_str(name);
+        s.push('-');
+        s.push_str(itoa::Buffer::new().format(index));
         if forked {
             let n = self.forks_named[task];
             self.forks_named[task] += 1;
-            (index, format!("{name}-{index}-{n:04}"))
-        } else {
-            (index, format!("{name}-{index}"))
+            let mut b = itoa::Buffer::new();
+            let digits = b.format(n);
+            s.push('-');
+            s.extend(std::iter::repeat('0').take(4usize.saturating_sub(digits.len())));
+            s.push_str(digits);
         }
+        (index, s)
     }
 
     /// When the first thread started (rt-app's `t_zero`), once one has.
@@ -648,10 +657,13 @@ impl Thread {
     /// task group of the current phase, each only where it changes something.
     fn prologue(&mut self) {
         let phase = &self.phases[self.phase];
+        // By reference: a mask is NR_CPUS bits, too big to copy per iteration.
         let affinity = self.phase_cpus[self.phase]
-            .or(self.task_cpus)
-            .unwrap_or(self.default_affinity);
-        if affinity != self.cur_affinity {
+            .as_ref()
+            .or(self.task_cpus.as_ref())
+            .unwrap_or(&self.default_affinity);
+        if *affinity != self.cur_affinity {
+            let affinity = *affinity;
             self.outbox
                 .push(Syscall::SetAffinity(affinity), Pending::None);
             self.cur_affinity = affinity;

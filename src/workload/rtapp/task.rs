@@ -1,6 +1,7 @@
 //! Task and phase objects: their properties and scheduling parameters.
 
 use super::*;
+use std::sync::LazyLock;
 
 pub(super) const TASK_KEYS: &[&str] = &[
     "instance",
@@ -38,6 +39,21 @@ pub(super) const PHASE_KEYS: &[&str] = &[
     "latency_nice",
 ];
 
+/// The properties a task object may have: its keys and the legacy "runtime" (built once, not
+/// per task).
+static TASK_PROPS: LazyLock<Vec<&str>> = LazyLock::new(|| {
+    let mut keys = TASK_KEYS.to_vec();
+    keys.push("runtime");
+    keys
+});
+/// What the warning on an unknown key of a task object expects.
+static TASK_EXPECTED: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "an event ({EVENT_LIST}) or a task property ({})",
+        TASK_KEYS.join(", ")
+    )
+});
+
 /// The scheduling keys of one task or phase object, as written.
 #[derive(Default)]
 pub(super) struct SchedKeys {
@@ -57,7 +73,7 @@ impl Parser<'_> {
         name: &str,
         m: &Members,
     ) -> Result<TaskSpec, InputError> {
-        let base = format!("tasks.{name}");
+        let base = join("tasks", name);
         let has_phases = m.iter().any(|(k, _, _)| k == "phases");
         let is_event = |k: &str| event_kind(k).is_some();
         let events: Vec<_> = if has_phases {
@@ -93,13 +109,7 @@ impl Parser<'_> {
             .iter()
             .filter(|(k, _, _)| !is_event(k))
             .chain(legacy_runtime);
-        let expected = format!(
-            "an event ({EVENT_LIST}) or a task property ({})",
-            TASK_KEYS.join(", ")
-        );
-        let mut keys = TASK_KEYS.to_vec();
-        keys.push("runtime");
-        let p = self.properties(props, &base, &keys, &expected, true);
+        let p = self.properties(props, &base, &TASK_PROPS, &TASK_EXPECTED, true);
 
         // A bad property is recorded and its default used, so that the rest of the task
         // (its phases and events) is still checked.
@@ -363,7 +373,7 @@ impl Parser<'_> {
 
     pub(super) fn sched_keys(
         &self,
-        p: &HashMap<&str, &Value>,
+        p: &Props,
         base: &str,
         task_level: bool,
     ) -> Result<SchedKeys, InputError> {
@@ -489,11 +499,7 @@ impl Parser<'_> {
         }
     }
 
-    pub(super) fn cpus(
-        &self,
-        p: &HashMap<&str, &Value>,
-        base: &str,
-    ) -> Result<Option<Vec<usize>>, InputError> {
+    pub(super) fn cpus(&self, p: &Props, base: &str) -> Result<Option<Vec<usize>>, InputError> {
         let Some(v) = p.get("cpus") else {
             return Ok(None);
         };
@@ -517,11 +523,7 @@ impl Parser<'_> {
             .map(Some)
     }
 
-    pub(super) fn taskgroup(
-        &mut self,
-        p: &HashMap<&str, &Value>,
-        base: &str,
-    ) -> Result<Option<usize>, InputError> {
+    pub(super) fn taskgroup(&mut self, p: &Props, base: &str) -> Result<Option<usize>, InputError> {
         let Some(v) = p.get("taskgroup") else {
             return Ok(None);
         };
@@ -536,11 +538,7 @@ impl Parser<'_> {
         Ok(Some(self.taskgroups.named(s)))
     }
 
-    pub(super) fn latency_nice(
-        &self,
-        p: &HashMap<&str, &Value>,
-        base: &str,
-    ) -> Result<Option<i32>, InputError> {
+    pub(super) fn latency_nice(&self, p: &Props, base: &str) -> Result<Option<i32>, InputError> {
         match p.get("latency_nice") {
             Some(v) => Ok(Some(self.int_in(
                 v,
