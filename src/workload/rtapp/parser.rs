@@ -1,35 +1,14 @@
 //! The parser's state and the typed readers every part of the grammar uses.
 
 use super::*;
-use std::hash::{BuildHasherDefault, Hasher};
 
 pub(super) type Members = [(String, Value, json::Pos)];
 
 /// An object's known keys (see `Parser::properties`). The keys are a file's own short
-/// property names, read a dozen times per task, so they are hashed with FNV-1a rather than
-/// `std`'s SipHash, whose cost dominated reading workloads of many tasks. No map is
-/// iterated, so the hasher changes nothing but the speed.
-pub(super) type Props<'v> = HashMap<&'v str, &'v Value, BuildHasherDefault<KeyHasher>>;
-
-/// FNV-1a (64-bit), for `Props`.
-#[derive(Default)]
-pub(super) struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-        const PRIME: u64 = 0x0000_0100_0000_01b3;
-        let mut h = if self.0 == 0 { OFFSET } else { self.0 };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(PRIME);
-        }
-        self.0 = h;
-    }
-}
+/// property names, read a dozen times per task, so they are hashed with FNV-1a (the `fnv`
+/// crate) rather than `std`'s SipHash, whose cost dominated reading workloads of many tasks.
+/// No map is iterated, so the hasher changes nothing but the speed.
+pub(super) type Props<'v> = HashMap<&'v str, &'v Value, fnv::FnvBuildHasher>;
 
 pub(super) struct Parser<'a> {
     pub(super) file: &'a str,
