@@ -19,7 +19,7 @@
 //! Repeated runs of the same events (within 1% on their amounts) become phases with a loop
 //! count, so the file stays readable.
 
-use super::timeline::{Block, Step, TaskTrace, Timeline, Waker};
+use super::timeline::{Block, CpuBits, Step, TaskTrace, Timeline, Waker};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use std::collections::hash_map::{Entry, HashMap};
@@ -288,7 +288,7 @@ impl<'t> Extraction<'t> {
             dl_us = Some(longest.max().unwrap_or(0).max(1));
         }
         let pins = if self.affinity { stretch_pins(t) } else { None };
-        let cpus = (self.affinity && pins.is_none()).then(|| t.cpus.iter().copied().collect());
+        let cpus = (self.affinity && pins.is_none()).then(|| t.cpus.iter().collect());
         let pins = pins.unwrap_or_default();
         // Where each stretch starts in the items, with its CPUs.
         let mut cuts: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -430,13 +430,17 @@ fn stretch_pins(t: &TaskTrace) -> Option<Vec<(usize, Vec<usize>)>> {
         return None;
     }
     let mut pins: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut last: Option<&CpuBits> = None;
     for s in &t.stretches {
-        let cpus: Vec<usize> = s.cpus.iter().copied().collect();
         // A stretch never switched in (the trace ended) goes with the one before.
-        if cpus.is_empty() || pins.last().is_some_and(|p| p.1 == cpus) {
+        if s.cpus.is_empty() || last == Some(&s.cpus) {
             continue;
         }
-        pins.push((if pins.is_empty() { 0 } else { s.first_step }, cpus));
+        last = Some(&s.cpus);
+        pins.push((
+            if pins.is_empty() { 0 } else { s.first_step },
+            s.cpus.iter().collect(),
+        ));
     }
     Some(pins)
 }
