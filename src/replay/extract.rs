@@ -821,7 +821,25 @@ struct Key(&'static str, usize);
 
 impl Serialize for Key {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&format_args!("{}{}", self.0, self.1))
+        // On the stack, not through `collect_str`: `fmt` machinery and an escaping adapter
+        // per key cost more than the rest of writing it (keys are most of the output).
+        let mut buf = [0u8; 32];
+        let name = self.0.as_bytes();
+        buf[..name.len()].copy_from_slice(name);
+        let mut digits = [0u8; 20];
+        let mut n = self.1;
+        let mut k = digits.len();
+        loop {
+            k -= 1;
+            digits[k] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let len = name.len() + digits.len() - k;
+        buf[name.len()..len].copy_from_slice(&digits[k..]);
+        s.serialize_str(std::str::from_utf8(&buf[..len]).expect("ASCII"))
     }
 }
 
@@ -830,7 +848,17 @@ struct Channel<'a>(&'a str, &'a str);
 
 impl Serialize for Channel<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&format_args!("{}>{}", self.0, self.1))
+        // On the stack as `Key`, when the names fit (comms are at most 15 bytes).
+        let (a, b) = (self.0.as_bytes(), self.1.as_bytes());
+        let mut buf = [0u8; 96];
+        let len = a.len() + 1 + b.len();
+        if len > buf.len() {
+            return s.collect_str(&format_args!("{}>{}", self.0, self.1));
+        }
+        buf[..a.len()].copy_from_slice(a);
+        buf[a.len()] = b'>';
+        buf[a.len() + 1..len].copy_from_slice(b);
+        s.serialize_str(std::str::from_utf8(&buf[..len]).expect("two names and a `>`"))
     }
 }
 
