@@ -1,6 +1,7 @@
-//! Speed of trace replay's front end: reading and extracting a large `trace-cmd report`
-//! text trace (`Throughput::Bytes`, so criterion reports MB/s), beside the time the
-//! simulator took to write that trace (printed once), which reading must beat.
+//! Speed of trace replay's front end: reading a large `trace-cmd report` text trace and
+//! extracting its workload, to the JSON text `schedlab gen from-trace` prints
+//! (`Throughput::Bytes`, so criterion reports MB/s), beside the time the simulator took to
+//! write that trace (printed once), which reading must beat.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use schedlab::kernel::Variant;
@@ -65,7 +66,7 @@ fn bench(c: &mut Criterion) {
     let info = CpuInfo::from_platform(&platform);
     let started = Instant::now();
     let tl = timeline::read(&text, "big.txt", &info, Window::default()).unwrap();
-    Extraction::new(&tl, &Filter::default()).workload();
+    Extraction::new(&tl, &Filter::default()).workload_json();
     let read = started.elapsed();
     eprintln!(
         "replay: {:.1} MB trace; simulating it took {:.2} s, reading and extracting {:.2} s",
@@ -79,7 +80,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("read_extract_smp8", |b| {
         b.iter(|| {
             let tl = timeline::read(&text, "big.txt", &info, Window::default()).unwrap();
-            Extraction::new(&tl, &Filter::default()).workload()
+            Extraction::new(&tl, &Filter::default()).workload_json()
         })
     });
     g.finish();

@@ -19,8 +19,10 @@
 //! Repeated runs of the same events (within 1% on their amounts) become phases with a loop
 //! count, so the file stays readable.
 
-use super::timeline::{Block, Step, TaskTrace, Timeline, Waker};
-use serde_json::{json, Map, Value};
+use super::timeline::{Block, CpuBits, Step, TaskTrace, Timeline, Waker};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
+use std::collections::hash_map::{Entry, HashMap};
 use std::collections::BTreeMap;
 
 /// Which tasks to keep.
@@ -212,60 +214,70 @@ impl<'t> Extraction<'t> {
 
     /// Who wakes whom: (waker, wakee) name pairs with their counts.
     pub fn edges(&self) -> BTreeMap<(String, String), u64> {
-        let mut m = BTreeMap::new();
+        // Counted by task pair first: a pair of names per wake-up would be two allocations.
+        let mut pairs: BTreeMap<(usize, usize), u64> = BTreeMap::new();
         for (i, c) in self.causes.iter().enumerate() {
             if !self.kept[i] {
                 continue;
             }
             for c in c.iter().flatten() {
                 if let Cause::Task(w) = c {
-                    *m.entry((self.names[*w].clone(), self.names[i].clone()))
-                        .or_insert(0) += 1;
+                    *pairs.entry((*w, i)).or_insert(0) += 1;
                 }
             }
+        }
+        let mut m = BTreeMap::new();
+        for ((w, i), n) in pairs {
+            *m.entry((self.names[w].clone(), self.names[i].clone()))
+                .or_insert(0) += n;
         }
         m
     }
 
-    /// The rt-app workload.
+    /// The rt-app workload as a JSON value.
     pub fn workload(&self) -> Value {
+        serde_json::to_value(self.programs()).expect("the workload serialises")
+    }
+
+    /// The rt-app workload as pretty-printed JSON text, the text of `workload()`: written
+    /// from the programs directly, without a `Value` tree (a map per phase) in between.
+    pub fn workload_json(&self) -> String {
+        serde_json::to_string_pretty(&self.programs()).expect("the workload serialises")
+    }
+
+    /// The kept tasks' programs and the global section.
+    fn programs(&self) -> Workload<'_> {
         let tl = self.timeline;
         // In pid order: the order the tasks were created in, which is the order schedlab
         // starts a workload's threads in (and draws their start times).
         let mut order: Vec<usize> = (0..tl.tasks.len()).filter(|&i| self.kept[i]).collect();
         order.sort_by_key(|&i| tl.tasks[i].pid);
-        let mut tasks = Map::new();
+        let mut tasks: Vec<(usize, Program)> = Vec::with_capacity(order.len());
+        // Where each name is in `tasks`: a task whose cleaned name another's took (comm
+        // `a-5` beside two `a`s, one of pid 5) replaces it in its place, as a map would.
+        let mut at: HashMap<&str, usize> = HashMap::with_capacity(order.len());
         for i in order {
-            tasks.insert(self.names[i].clone(), self.task(i, &tl.tasks[i]));
+            let p = self.task(i, &tl.tasks[i]);
+            match at.entry(&self.names[i]) {
+                Entry::Occupied(e) => tasks[*e.get()] = (i, p),
+                Entry::Vacant(e) => {
+                    e.insert(tasks.len());
+                    tasks.push((i, p));
+                }
+            }
         }
-        let secs = (tl.end - tl.start).div_ceil(1_000_000_000).max(1);
-        let mut channels = Map::new();
-        for ((a, b), n) in self.edges() {
-            channels.insert(
-                channel_name(&a, &b),
-                json!({ "kind": "futex", "capacity": n }),
-            );
+        Workload {
+            names: &self.names,
+            tasks,
+            duration: (tl.end - tl.start).div_ceil(1_000_000_000).max(1),
+            channels: self.edges(),
         }
-        let mut global = Map::new();
-        global.insert("duration".into(), json!(secs));
-        global.insert("default_policy".into(), json!("SCHED_OTHER"));
-        if !channels.is_empty() {
-            global.insert("channels".into(), Value::Object(channels));
-        }
-        json!({ "tasks": tasks, "global": global })
     }
 
-    fn task(&self, i: usize, t: &TaskTrace) -> Value {
+    fn task(&self, i: usize, t: &TaskTrace) -> Program {
         let tl = self.timeline;
-        let mut obj = Map::new();
-        if t.forked_by.is_some_and(|p| self.kept[p]) {
-            obj.insert("instance".into(), json!(0));
-        }
         let (policy, priority) = policy(t.prio);
-        obj.insert("policy".into(), json!(policy));
-        if let Some(p) = priority {
-            obj.insert("priority".into(), json!(p));
-        }
+        let mut dl_us = None;
         if policy == "SCHED_DEADLINE" {
             // The trace has no deadline parameters: a reservation of the task's longest
             // run in every period of that length, which lets it run as it did.
@@ -273,14 +285,10 @@ impl<'t> Extraction<'t> {
                 Step::Run(w) => Some(w / 1024 / 1000),
                 _ => None,
             });
-            let us = longest.max().unwrap_or(0).max(1);
-            obj.insert("dl-runtime".into(), json!(us));
-            obj.insert("dl-period".into(), json!(us));
+            dl_us = Some(longest.max().unwrap_or(0).max(1));
         }
         let pins = if self.affinity { stretch_pins(t) } else { None };
-        if self.affinity && pins.is_none() {
-            obj.insert("cpus".into(), json!(t.cpus.iter().collect::<Vec<_>>()));
-        }
+        let cpus = (self.affinity && pins.is_none()).then(|| t.cpus.iter().collect());
         let pins = pins.unwrap_or_default();
         // Where each stretch starts in the items, with its CPUs.
         let mut cuts: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -300,11 +308,13 @@ impl<'t> Extraction<'t> {
                 items.push(Item::Timer);
             }
         }
-        if t.forked_by.is_none() && start - tl.start >= START_SLACK_NS {
-            obj.insert("delay".into(), json!((start - tl.start) / 1000));
+        let delay_us = if t.forked_by.is_none() && start - tl.start >= START_SLACK_NS {
+            Some((start - tl.start) / 1000)
         } else if t.forked_by.is_some() && self.grids[i].is_some() {
-            obj.insert("delay".into(), json!(start.saturating_sub(tl.start) / 1000));
-        }
+            Some(start.saturating_sub(tl.start) / 1000)
+        } else {
+            None
+        };
         let mut last_timer: Option<u64> = None;
         for (s, step) in t.steps.iter().enumerate() {
             while let Some(p) = pins.get(cuts.len()).filter(|p| p.0 <= s) {
@@ -385,13 +395,19 @@ impl<'t> Extraction<'t> {
         }
         let leads = leads(&items);
         let period_us = self.grids[i].map_or(0, |g| g.period_ns.div_ceil(1000));
-        let timer_ref = format!("{}-timer", self.names[i]);
-        obj.insert("loop".into(), json!(1));
-        obj.insert(
-            "phases".into(),
-            phases(&items, &leads, &self.names, &timer_ref, period_us, &cuts),
-        );
-        Value::Object(obj)
+        let phases = phases(&items, &leads, &cuts);
+        Program {
+            instance: t.forked_by.is_some_and(|p| self.kept[p]),
+            policy,
+            priority,
+            dl_us,
+            cpus,
+            delay_us,
+            timer_ref: format!("{}-timer", self.names[i]),
+            period_us,
+            pins: cuts.into_iter().map(|c| c.1).collect(),
+            phases,
+        }
     }
 }
 
@@ -414,13 +430,17 @@ fn stretch_pins(t: &TaskTrace) -> Option<Vec<(usize, Vec<usize>)>> {
         return None;
     }
     let mut pins: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut last: Option<&CpuBits> = None;
     for s in &t.stretches {
-        let cpus: Vec<usize> = s.cpus.iter().copied().collect();
         // A stretch never switched in (the trace ended) goes with the one before.
-        if cpus.is_empty() || pins.last().is_some_and(|p| p.1 == cpus) {
+        if s.cpus.is_empty() || last == Some(&s.cpus) {
             continue;
         }
-        pins.push((if pins.is_empty() { 0 } else { s.first_step }, cpus));
+        last = Some(&s.cpus);
+        pins.push((
+            if pins.is_empty() { 0 } else { s.first_step },
+            s.cpus.iter().collect(),
+        ));
     }
     Some(pins)
 }
@@ -518,10 +538,6 @@ fn task_names(tl: &Timeline, kept: &[bool]) -> Vec<String> {
         .collect()
 }
 
-fn channel_name(waker: &str, wakee: &str) -> String {
-    format!("{waker}>{wakee}")
-}
-
 /// rt-app's policy and priority for a kernel prio.
 fn policy(prio: i32) -> (&'static str, Option<i32>) {
     match prio {
@@ -578,7 +594,7 @@ fn find_grid(wakes: &[u64]) -> Option<Grid> {
     })
 }
 
-/// One event of a task's program, amounts in ns (work: capacity·ns).
+/// One event of a task's program, amounts in ns (work: capacity·ns); in a `Phase`, µs.
 #[derive(Debug, Clone, PartialEq)]
 enum Item {
     Run(u64),
@@ -609,72 +625,51 @@ const MAX_PATTERN: usize = 8;
 /// The items as rt-app phases: a repeated pattern is one phase with a loop count and the
 /// mean amounts; the rest, in order, phases run once. `cuts` are where the task's stretches
 /// start (item index) with their CPUs (`stretch_pins`): no phase spans two, and each of a
-/// stretch's phases carries its `cpus`; none, one stretch on the task's CPUs.
-fn phases(
-    items: &[Item],
-    leads: &[bool],
-    names: &[String],
-    timer_ref: &str,
-    period_us: u64,
-    cuts: &[(usize, Vec<usize>)],
-) -> Value {
-    let mut out = Map::new();
+/// stretch's phases carries its `cpus` (the cut's index); none, one stretch on the task's
+/// CPUs.
+fn phases(items: &[Item], leads: &[bool], cuts: &[(usize, Vec<usize>)]) -> Vec<Phase> {
+    let mut out = Vec::new();
     // Rounding carries (ns) so that the µs amounts add up to the trace's.
     let mut carry = Carries::default();
-    let p = Phasing {
-        items,
-        leads,
-        names,
-        timer_ref,
-        period_us,
-    };
+    let p = Phasing { items, leads };
     if cuts.is_empty() {
         p.stretch(0, items.len(), None, &mut out, &mut carry);
     }
-    for (k, (from, cpus)) in cuts.iter().enumerate() {
+    for (k, &(from, _)) in cuts.iter().enumerate() {
         let to = cuts.get(k + 1).map_or(items.len(), |c| c.0);
-        p.stretch(*from, to, Some(cpus), &mut out, &mut carry);
+        p.stretch(from, to, Some(k), &mut out, &mut carry);
     }
     if out.is_empty() {
-        out.insert("p0".into(), json!({ "loop": 1, "sleep0": 0 }));
+        out.push(Phase {
+            reps: 1,
+            events: vec![(0, Item::Sleep(0))],
+            cpus: None,
+        });
     }
-    Value::Object(out)
+    out
 }
 
 /// What `phases` writes the phases of.
 struct Phasing<'a> {
     items: &'a [Item],
     leads: &'a [bool],
-    names: &'a [String],
-    timer_ref: &'a str,
-    period_us: u64,
 }
 
 impl Phasing<'_> {
-    /// A phase of `items` (looped `reps` times) into `out`, with `cpus` if given.
+    /// A phase of `items` (looped `reps` times) into `out`, with the CPUs of cut `cpus` if
+    /// given.
     fn push(
         &self,
         items: &[Item],
         leads: &[bool],
         reps: usize,
-        cpus: Option<&Vec<usize>>,
-        out: &mut Map<String, Value>,
+        cpus: Option<usize>,
+        out: &mut Vec<Phase>,
         carry: &mut Carries,
     ) {
-        let phase = phase_events(
-            items,
-            leads,
-            self.names,
-            reps,
-            self.timer_ref,
-            self.period_us,
-            carry,
-        );
-        if let Some(mut phase) = phase {
-            if let (Some(c), Value::Object(m)) = (cpus, &mut phase) {
-                m.insert("cpus".into(), json!(c));
-            }
-            out.insert(format!("p{}", out.len()), phase);
+        let events = phase_events(items, leads, reps, carry);
+        if !events.is_empty() {
+            out.push(Phase { reps, events, cpus });
         }
     }
 
@@ -683,20 +678,19 @@ impl Phasing<'_> {
         &self,
         lo: usize,
         hi: usize,
-        cpus: Option<&Vec<usize>>,
-        out: &mut Map<String, Value>,
+        cpus: Option<usize>,
+        out: &mut Vec<Phase>,
         carry: &mut Carries,
     ) {
         let (items, leads) = (self.items, self.leads);
         // The items since the last repeated pattern, to run once: `single..i`.
         let mut single = lo;
         let mut i = lo;
-        let flush_single =
-            |from: usize, to: usize, out: &mut Map<String, Value>, c: &mut Carries| {
-                if from < to {
-                    self.push(&items[from..to], &leads[from..to], 1, cpus, out, c);
-                }
-            };
+        let flush_single = |from: usize, to: usize, out: &mut Vec<Phase>, c: &mut Carries| {
+            if from < to {
+                self.push(&items[from..to], &leads[from..to], 1, cpus, out, c);
+            }
+        };
         while i < hi {
             let mut best = (1, 1);
             for len in 1..=MAX_PATTERN.min(hi - i) {
@@ -748,20 +742,17 @@ impl Phasing<'_> {
 /// for the amounts that lead to a dependency and one for the rest (`leads`).
 type Carries = [[i64; 2]; 3];
 
-/// One phase's events with unique keys (`run0`, `sleep1`…), amounts in µs. `carry` keeps the
-/// rounding remainders (over a loop, `reps` times each); `leads` says, per item, which of
-/// its two carries an amount goes with. None when nothing is left (runs shorter than a µs).
+/// One phase's events, amounts rounded to µs, each with its index in `items` (the number
+/// of its key: `run0`, `sleep1`…). `carry` keeps the rounding remainders (over a loop,
+/// `reps` times each); `leads` says, per item, which of its two carries an amount goes
+/// with. Runs shorter than a µs are left out; empty when nothing is left.
 fn phase_events(
     items: &[Item],
     leads: &[bool],
-    names: &[String],
     reps: usize,
-    timer_ref: &str,
-    period_us: u64,
     carry: &mut Carries,
-) -> Option<Value> {
-    let mut m = Map::new();
-    m.insert("loop".into(), json!(reps));
+) -> Vec<(usize, Item)> {
+    let mut events = Vec::with_capacity(items.len());
     for (n, it) in items.iter().enumerate() {
         let lead = leads[n] as usize;
         let mut round = |ns: u64, kind: usize| -> u64 {
@@ -771,36 +762,269 @@ fn phase_events(
             *carry += (ns as i64 - us * 1000) * reps as i64;
             us as u64
         };
-        let (key, v) = match it {
+        let event = match it {
             Item::Run(w) => {
                 let us = round(w / 1024, 0);
                 if us == 0 {
                     continue;
                 }
-                ("run", json!(us))
+                Item::Run(us)
             }
-            Item::Sleep(ns) => ("sleep", json!(round(*ns, 1))),
-            Item::Io(ns) => (
-                "iorun",
-                json!({ "bytes": 4096, "service_us": round(*ns, 2) }),
-            ),
-            Item::Timer => (
-                "timer",
-                json!({ "ref": timer_ref, "period": period_us, "mode": "absolute" }),
-            ),
-            Item::Post(w, t) => (
-                "send",
-                json!({ "channel": channel_name(&names[*w], &names[*t]), "bytes": 1 }),
-            ),
-            Item::Wait(w, t) => (
-                "recv",
-                json!({ "channel": channel_name(&names[*w], &names[*t]) }),
-            ),
-            Item::Fork(c) => ("fork", json!(names[*c])),
+            Item::Sleep(ns) => Item::Sleep(round(*ns, 1)),
+            Item::Io(ns) => Item::Io(round(*ns, 2)),
+            other => other.clone(),
         };
-        m.insert(format!("{key}{n}"), v);
+        events.push((n, event));
     }
-    (m.len() > 1).then_some(Value::Object(m))
+    events
+}
+
+/// The extracted workload, for serde: JSON text (`workload_json`) or a `Value`
+/// (`workload`) from the same entries in the same order.
+struct Workload<'a> {
+    names: &'a [String],
+    /// The kept tasks in pid order: index and program.
+    tasks: Vec<(usize, Program)>,
+    /// `global.duration`, s.
+    duration: u64,
+    channels: BTreeMap<(String, String), u64>,
+}
+
+/// A task's object.
+struct Program {
+    /// Forked by a kept task: `instance: 0`, started by its `fork`.
+    instance: bool,
+    policy: &'static str,
+    priority: Option<i32>,
+    /// `dl-runtime` and `dl-period`, µs.
+    dl_us: Option<u64>,
+    /// The task's own `cpus` (`--pin` without per-stretch pins).
+    cpus: Option<Vec<usize>>,
+    delay_us: Option<u64>,
+    timer_ref: String,
+    period_us: u64,
+    /// The CPUs of each stretch, which phases name by index.
+    pins: Vec<Vec<usize>>,
+    phases: Vec<Phase>,
+}
+
+/// A phase: its events (amounts in µs, each with the number of its key), looped `reps`
+/// times, on the CPUs of `pins[cpus]` if given.
+struct Phase {
+    reps: usize,
+    events: Vec<(usize, Item)>,
+    cpus: Option<usize>,
+}
+
+/// A key made of a name and a number (`p3`, `run0`), written without a `String` of its own.
+struct Key(&'static str, usize);
+
+impl Serialize for Key {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // On the stack, not through `collect_str`: `fmt` machinery and an escaping adapter
+        // per key cost more than the rest of writing it (keys are most of the output).
+        let mut buf = [0u8; 32];
+        let name = self.0.as_bytes();
+        buf[..name.len()].copy_from_slice(name);
+        let mut digits = [0u8; 20];
+        let mut n = self.1;
+        let mut k = digits.len();
+        loop {
+            k -= 1;
+            digits[k] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let len = name.len() + digits.len() - k;
+        buf[name.len()..len].copy_from_slice(&digits[k..]);
+        s.serialize_str(std::str::from_utf8(&buf[..len]).expect("ASCII"))
+    }
+}
+
+/// The name of the futex channel of a waker and a wakee: `waker>wakee`.
+struct Channel<'a>(&'a str, &'a str);
+
+impl Serialize for Channel<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // On the stack as `Key`, when the names fit (comms are at most 15 bytes).
+        let (a, b) = (self.0.as_bytes(), self.1.as_bytes());
+        let mut buf = [0u8; 96];
+        let len = a.len() + 1 + b.len();
+        if len > buf.len() {
+            return s.collect_str(&format_args!("{}>{}", self.0, self.1));
+        }
+        buf[..a.len()].copy_from_slice(a);
+        buf[a.len()] = b'>';
+        buf[a.len() + 1..len].copy_from_slice(b);
+        s.serialize_str(std::str::from_utf8(&buf[..len]).expect("two names and a `>`"))
+    }
+}
+
+/// A value of a program that writes names (`send`, `recv`, `fork`): with the names.
+struct Named<'a, T>(&'a T, &'a [String]);
+
+impl Serialize for Workload<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Tasks<'a>(&'a Workload<'a>);
+        impl Serialize for Tasks<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let w = self.0;
+                let mut m = s.serialize_map(Some(w.tasks.len()))?;
+                for (i, p) in &w.tasks {
+                    m.serialize_entry(&w.names[*i], &Named(p, w.names))?;
+                }
+                m.end()
+            }
+        }
+        struct Channels<'a>(&'a BTreeMap<(String, String), u64>);
+        impl Serialize for Channels<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(self.0.len()))?;
+                for ((a, b), n) in self.0 {
+                    m.serialize_entry(&Channel(a, b), &Futex(*n))?;
+                }
+                m.end()
+            }
+        }
+        struct Futex(u64);
+        impl Serialize for Futex {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("kind", "futex")?;
+                m.serialize_entry("capacity", &self.0)?;
+                m.end()
+            }
+        }
+        struct Global<'a>(&'a Workload<'a>);
+        impl Serialize for Global<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let w = self.0;
+                let channels = !w.channels.is_empty();
+                let mut m = s.serialize_map(Some(2 + channels as usize))?;
+                m.serialize_entry("duration", &w.duration)?;
+                m.serialize_entry("default_policy", "SCHED_OTHER")?;
+                if channels {
+                    m.serialize_entry("channels", &Channels(&w.channels))?;
+                }
+                m.end()
+            }
+        }
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("tasks", &Tasks(self))?;
+        m.serialize_entry("global", &Global(self))?;
+        m.end()
+    }
+}
+
+impl Serialize for Named<'_, Program> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Phases<'a>(&'a Program, &'a [String]);
+        impl Serialize for Phases<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(self.0.phases.len()))?;
+                for (k, ph) in self.0.phases.iter().enumerate() {
+                    m.serialize_entry(&Key("p", k), &Named(&(self.0, ph), self.1))?;
+                }
+                m.end()
+            }
+        }
+        let p = self.0;
+        let mut m = s.serialize_map(None)?;
+        if p.instance {
+            m.serialize_entry("instance", &0)?;
+        }
+        m.serialize_entry("policy", p.policy)?;
+        if let Some(pr) = p.priority {
+            m.serialize_entry("priority", &pr)?;
+        }
+        if let Some(us) = p.dl_us {
+            m.serialize_entry("dl-runtime", &us)?;
+            m.serialize_entry("dl-period", &us)?;
+        }
+        if let Some(c) = &p.cpus {
+            m.serialize_entry("cpus", c)?;
+        }
+        if let Some(d) = p.delay_us {
+            m.serialize_entry("delay", &d)?;
+        }
+        m.serialize_entry("loop", &1)?;
+        m.serialize_entry("phases", &Phases(p, self.1))?;
+        m.end()
+    }
+}
+
+impl Serialize for Named<'_, (&Program, &Phase)> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (p, ph) = *self.0;
+        let names = self.1;
+        let mut m = s.serialize_map(Some(1 + ph.events.len() + ph.cpus.is_some() as usize))?;
+        m.serialize_entry("loop", &ph.reps)?;
+        for (n, it) in &ph.events {
+            let n = *n;
+            match *it {
+                Item::Run(us) => m.serialize_entry(&Key("run", n), &us)?,
+                Item::Sleep(us) => m.serialize_entry(&Key("sleep", n), &us)?,
+                Item::Io(us) => m.serialize_entry(&Key("iorun", n), &Io(us))?,
+                Item::Timer => m.serialize_entry(&Key("timer", n), &Timer(p))?,
+                Item::Post(w, t) => {
+                    m.serialize_entry(&Key("send", n), &Send(Channel(&names[w], &names[t])))?
+                }
+                Item::Wait(w, t) => {
+                    m.serialize_entry(&Key("recv", n), &Recv(Channel(&names[w], &names[t])))?
+                }
+                Item::Fork(c) => m.serialize_entry(&Key("fork", n), &names[c])?,
+            }
+        }
+        if let Some(k) = ph.cpus {
+            m.serialize_entry("cpus", &p.pins[k])?;
+        }
+        m.end()
+    }
+}
+
+/// `iorun`'s value: a 4 KiB I/O of this service time (µs).
+struct Io(u64);
+/// `timer`'s value: the task's timer, absolute.
+struct Timer<'a>(&'a Program);
+struct Send<'a>(Channel<'a>);
+struct Recv<'a>(Channel<'a>);
+
+impl Serialize for Io {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("bytes", &4096)?;
+        m.serialize_entry("service_us", &self.0)?;
+        m.end()
+    }
+}
+
+impl Serialize for Timer<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("ref", &self.0.timer_ref)?;
+        m.serialize_entry("period", &self.0.period_us)?;
+        m.serialize_entry("mode", "absolute")?;
+        m.end()
+    }
+}
+
+impl Serialize for Send<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("channel", &self.0)?;
+        m.serialize_entry("bytes", &1)?;
+        m.end()
+    }
+}
+
+impl Serialize for Recv<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry("channel", &self.0)?;
+        m.end()
+    }
 }
 
 #[cfg(test)]
@@ -838,18 +1062,15 @@ mod tests {
         }
         let leads = leads(&items);
         assert!(!leads[0] && leads[2] && !leads[4] && !leads[5]);
-        let names = ["a".to_string(), "b".to_string()];
-        let phases = phases(&items, &leads, &names, "a-timer", 0, &[]);
+        let phases = phases(&items, &leads, &[]);
         // The runs in order: the first, then per round the leading one and the rest.
         let mut runs = Vec::new();
-        for p in phases.as_object().unwrap().values() {
-            let p = p.as_object().unwrap();
-            for _ in 0..p["loop"].as_u64().unwrap() {
-                runs.extend(
-                    p.iter()
-                        .filter(|(k, _)| k.starts_with("run"))
-                        .map(|(_, v)| v.as_u64().unwrap() * 1000),
-                );
+        for p in &phases {
+            for _ in 0..p.reps {
+                runs.extend(p.events.iter().filter_map(|(_, e)| match e {
+                    Item::Run(us) => Some(us * 1000),
+                    _ => None,
+                }));
             }
         }
         assert_eq!(runs.len(), 101);
@@ -858,6 +1079,58 @@ mod tests {
         let sum = |from: usize| runs[from..].iter().step_by(2).sum::<u64>();
         assert!(sum(1).abs_diff(lead) <= 1000, "{} ns for {lead}", sum(1));
         assert!(sum(2).abs_diff(rest) <= 1000, "{} ns for {rest}", sum(2));
+    }
+
+    /// The JSON text is the pretty-printed `Value`, for every kind of event and the affinity
+    /// of `--pin` (a task's own, and per stretch).
+    #[test]
+    fn the_text_is_the_value_printed() {
+        let workload = r#"{ "tasks": {
+            "per": { "loop": -1, "run": 300, "timer": { "ref": "unique", "period": 2000 } },
+            "io": { "loop": -1, "run": 200, "iorun": 500, "sleep": 1000 },
+            "rt": { "policy": "SCHED_FIFO", "priority": 10, "loop": -1, "run": 100,
+                    "sleep": 3000 },
+            "a": { "loop": -1, "run": 200, "send": { "channel": "x", "bytes": 1 },
+                   "recv": { "channel": "y" } },
+            "b": { "loop": -1, "recv": { "channel": "x" }, "run": 200,
+                   "send": { "channel": "y", "bytes": 1 } },
+            "mv": { "loop": -1, "phases": { "p0": { "cpus": [0], "run": 500 },
+                    "p1": { "cpus": [1], "run": 500 }, "p2": { "cpus": [2], "run": 500 } } } },
+          "global": { "channels": { "x": { "kind": "futex" }, "y": { "kind": "futex" } } } }"#;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.txt");
+        let platform = crate::platform::Platform::resolve("juno-r0").unwrap();
+        crate::simulate(
+            crate::Run {
+                platform: platform.clone(),
+                workload: crate::workload::parse_workload(workload, "w.json").unwrap(),
+                variant: crate::kernel::Variant::for_platform(&platform),
+                duration_ns: Some(300_000_000),
+                seed: 0,
+                reproducible: true,
+            },
+            &crate::Outputs {
+                trace: Some(path.clone()),
+                ..crate::Outputs::default()
+            },
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let info = super::super::timeline::CpuInfo::from_platform(&platform);
+        let tl = super::super::timeline::read(&text, "t.txt", &info, Default::default()).unwrap();
+        for affinity in [false, true] {
+            let filter = Filter {
+                affinity,
+                ..Filter::default()
+            };
+            let ext = Extraction::new(&tl, &filter);
+            let json = ext.workload_json();
+            for key in ["\"timer", "\"iorun", "\"send", "\"recv", "\"SCHED_FIFO\""] {
+                assert!(json.contains(key), "{key} in {json}");
+            }
+            assert_eq!(json.contains("\"cpus\""), affinity);
+            assert_eq!(serde_json::to_string_pretty(&ext.workload()).unwrap(), json);
+        }
     }
 
     #[test]

@@ -335,7 +335,7 @@ impl Loaded {
             tl.start as f64 / 1e9,
             tl.end as f64 / 1e9,
             self.platform.as_deref().unwrap_or("from plat_info.yml"),
-            serde_json::to_string_pretty(&ext.workload()).expect("JSON serialises")
+            ext.workload_json()
         )
     }
 

@@ -145,7 +145,8 @@ impl<'a> Reader<'a> {
                 }
                 return Ok(None);
             }
-            let (line, rest) = match memchr(b'\n', self.rest.as_bytes()) {
+            // The one long scan of a line: the memchr crate's SIMD search.
+            let (line, rest) = match memchr::memchr(b'\n', self.rest.as_bytes()) {
                 Some(i) => (&self.rest[..i], &self.rest[i + 1..]),
                 None => (self.rest, ""),
             };
@@ -191,7 +192,10 @@ impl<'a> Reader<'a> {
                     t,
                 ));
             };
-            let (head, event, fields) = self.head(line)?;
+            let (head, event, fields) = match fast_head(line) {
+                Some(h) => h,
+                None => self.head(line)?,
+            };
             if head.cpu >= nr_cpus {
                 return Err(self.err(format!("a CPU number below cpus={nr_cpus}"), line));
             }
@@ -318,6 +322,85 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// `Reader::head` in one pass over the bytes for the layout schedlab and `trace-cmd report`
+/// print: `<spaces>COMM-PID<spaces> [CPU] SECS.FRAC: EVENT: FIELDS` (no latency flags, only
+/// spaces between columns). Anything else, `None`: the general `Reader::head`, which reads
+/// the same of every line this accepts.
+fn fast_head(line: &str) -> Option<(Head, &str, &str)> {
+    let b = line.as_bytes();
+    // The first `[` must open the CPU column (a `[` in a comm: the general path). Twenty
+    // bytes or more in: the SIMD scan.
+    let open = memchr::memchr(b'[', b)?;
+    let close = open
+        + 1
+        + b[open + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+    if open == 0 || b[open - 1] != b' ' || close == open + 1 || b.get(close) != Some(&b']') {
+        return None;
+    }
+    let cpu = usize::try_from(digits(&b[open + 1..close])?).ok()?;
+    // `-PID` and its padding before ` [`.
+    let end = open - b[..open].iter().rev().take_while(|&&c| c == b' ').count();
+    let start = end
+        - b[..end]
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+    if start == 0 || b[start - 1] != b'-' {
+        return None;
+    }
+    let pid = u32::try_from(digits(&b[start..end])?).ok()?;
+    // `SECS.FRAC: ` after the spaces.
+    let at = close + 1 + b[close + 1..].iter().take_while(|&&c| c == b' ').count();
+    let dot = at + b[at..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let colon = dot
+        + 1
+        + b.get(dot + 1..)?
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+    if b.get(dot) != Some(&b'.') || b.get(colon..colon + 2) != Some(b": ") {
+        return None;
+    }
+    let frac = &b[dot + 1..colon];
+    if frac.len() > 9 {
+        return None;
+    }
+    let ts = digits(&b[at..dot])?
+        .checked_mul(1_000_000_000)?
+        .checked_add(digits(frac)? * POW10[9 - frac.len()])?;
+    // `EVENT:`, a name without spaces, then the fields.
+    let rest = &line[colon + 2..];
+    let name = rest.bytes().position(|c| c == b':' || c == b' ')?;
+    if name == 0 || rest.as_bytes()[name] != b':' {
+        return None;
+    }
+    let head = Head {
+        pid,
+        cpu,
+        ts,
+        irq: false,
+    };
+    Some((head, &rest[..name], rest[name + 1..].trim_start()))
+}
+
+/// 10^k, to scale a fraction of k digits to ns.
+const POW10: [u64; 10] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+];
+
 /// `SECS.FRAC` (any number of fraction digits up to 9) as ns.
 fn parse_ts(s: &str) -> Option<u64> {
     let dot = memchr(b'.', s.as_bytes())?;
@@ -326,7 +409,7 @@ fn parse_ts(s: &str) -> Option<u64> {
         return None;
     }
     let secs = digits(secs)?;
-    let frac_ns = digits(frac)? * 10u64.pow(9 - frac.len() as u32);
+    let frac_ns = digits(frac)? * POW10[9 - frac.len()];
     secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
 }
 
@@ -341,6 +424,12 @@ fn digits(s: &[u8]) -> Option<u64> {
     if s.is_empty() {
         return None;
     }
+    if s.len() <= 19 {
+        // 19 digits cannot overflow a u64: no checks per digit.
+        return s.iter().try_fold(0u64, |n, &b| {
+            b.is_ascii_digit().then(|| n * 10 + u64::from(b - b'0'))
+        });
+    }
     s.iter().try_fold(0u64, |n, &b| {
         if b.is_ascii_digit() {
             n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
@@ -350,9 +439,11 @@ fn digits(s: &[u8]) -> Option<u64> {
     })
 }
 
-/// The first `byte` in `s` (the memchr crate's word-at-a-time and SIMD scan).
+/// The first `byte` in `s`, a byte at a time: the spans searched within a line are a few
+/// bytes to a few tens (a comm, a number, a column), where a plain loop beats the call and
+/// the set-up of the memchr crate's SIMD scan.
 fn memchr(byte: u8, s: &[u8]) -> Option<usize> {
-    memchr::memchr(byte, s)
+    s.iter().position(|&b| b == byte)
 }
 
 /// The first occurrence of `needle` in `hay`: a scan for its first byte that is not a space
@@ -589,6 +680,34 @@ mod tests {
                 hay.find(needle),
                 "{needle:?} in {hay:?}"
             );
+        }
+    }
+
+    #[test]
+    fn the_fast_head_reads_what_the_general_head_reads() {
+        let r = Reader::new("", "t.txt");
+        for line in [
+            "          <idle>-0     [000] 0.001000500: sched_switch: prev_comm=swapper/0",
+            "   my task-1-12 [003] 12.5: sched_waking:   comm=a pid=1",
+            "kworker/u4:1-77 [001] 0.000000000: print: tracing_mark_write: C|1|x|2",
+            "x-4194304 [4095] 99999.123456789: e: ",
+        ] {
+            let fast = fast_head(line);
+            assert!(fast.is_some(), "{line}");
+            assert_eq!(fast, r.head(line).ok(), "{line}");
+        }
+        // Latency flags, a `[` in a comm, a tab, no pid, a bad time: the general path.
+        for line in [
+            "    kworker/u4:1-77 [001] d.h2. 12.500001: sched_waking: comm=rt-app pid=9",
+            "  a[1]-5 [000] 0.1: e: f",
+            "  a-5\t[000] 0.1: e: f",
+            "  a [000] 0.1: e: f",
+            "  a-5 [000] 0.1 : e: f",
+            "  a-5 [000] 1.0123456789: e: f",
+            "  a-5 [000] 0.1: my event: f",
+            "  a-99999999999 [000] 0.1: e: f",
+        ] {
+            assert_eq!(fast_head(line), None, "{line}");
         }
     }
 
