@@ -500,6 +500,36 @@ fn bad_traces_exit_2_naming_the_file_and_line() {
     }
 }
 
+/// A trace.dat is read through `trace-cmd report`, whose sched plugin prints `sched_switch`
+/// and `sched_wakeup[_new]` in its own layout (`COMM:PID [PRIO] S ==> …`, `COMM:PID [PRIO]
+/// CPU:000`): the same run's .dat and text traces extract the same workload.
+#[test]
+fn a_trace_dat_extracts_as_its_text_does() {
+    if std::process::Command::new("trace-cmd")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        skip("trace-cmd is not installed: a trace.dat cannot be read");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let text = record(tmp.path(), "pp", PING_PONG, "juno-r0", &[], 1);
+    let dat = tmp.path().join("pp.dat");
+    let out = Outputs {
+        trace: Some(dat.clone()),
+        ..Outputs::default()
+    };
+    run_full("juno-r0", PING_PONG, S, &[], 0, &out);
+    let workload = |trace: &Path| {
+        let l = extract_args(trace, false)
+            .load()
+            .unwrap_or_else(|e| panic!("{}: {e}", trace.display()));
+        l.extraction().workload()
+    };
+    assert_eq!(workload(&dat), workload(&text));
+}
+
 #[test]
 fn gen_from_trace_writes_a_workload_that_runs() {
     let tmp = tempfile::tempdir().unwrap();

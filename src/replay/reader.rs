@@ -261,6 +261,49 @@ impl<'a> Reader<'a> {
     fn general(&self, event: &str, f: &'a str, line: &str) -> Result<Record<'a>, InputError> {
         let need = |what: &str| self.err(format!("`{event}` with {what}"), line);
         Ok(match event {
+            "sched_switch" if !f.starts_with("prev_comm=") => {
+                // trace-cmd's sched plugin: `COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]`.
+                let arrow = find(f.as_bytes(), b" ==> ").ok_or_else(|| need("`==>`"))?;
+                let (prev, next) = (&f[..arrow], &f[arrow + 5..]);
+                let (task, state) = prev
+                    .rsplit_once(' ')
+                    .ok_or_else(|| need("`COMM:PID [PRIO] STATE` before `==>`"))?;
+                let (prev_comm, prev_pid, prev_prio) = plugin_task(task)
+                    .ok_or_else(|| need("`COMM:PID [PRIO] STATE` before `==>`"))?;
+                let (next_comm, next_pid, next_prio) =
+                    plugin_task(next).ok_or_else(|| need("`COMM:PID [PRIO]` after `==>`"))?;
+                Record::Switch {
+                    prev_pid,
+                    prev_comm,
+                    prev_prio,
+                    prev_state: parse_state(state)
+                        .ok_or_else(|| need("a state as letters (R, S, D, X…) before `==>`"))?,
+                    next_pid,
+                    next_comm,
+                    next_prio,
+                }
+            }
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" if !f.starts_with("comm=") => {
+                // trace-cmd's sched plugin: `COMM:PID [PRIO] [success|failure] CPU:NNN`.
+                let (task, cpu) = match f.rsplit_once(" CPU:") {
+                    Some((task, cpu)) => (task, Some(cpu.trim_end())),
+                    None => (f, None),
+                };
+                let task = task
+                    .strip_suffix(" success")
+                    .or_else(|| task.strip_suffix(" failure"))
+                    .unwrap_or(task);
+                let (comm, pid, prio) = plugin_task(task)
+                    .ok_or_else(|| need("comm= and pid=, or trace-cmd's `COMM:PID [PRIO]`"))?;
+                Record::Wake {
+                    waking: event == "sched_waking",
+                    new: event == "sched_wakeup_new",
+                    comm,
+                    pid,
+                    prio,
+                    target_cpu: cpu.and_then(|c| c.parse().ok()),
+                }
+            }
             "sched_switch" => {
                 let arrow = find(f.as_bytes(), b" ==> ").ok_or_else(|| need("`==>`"))?;
                 let (prev, next) = (&f[..arrow], &f[arrow + 5..]);
@@ -584,6 +627,14 @@ fn int<T: std::str::FromStr>(s: &str, key: &str) -> Option<T> {
     value(s, key)?.parse().ok()
 }
 
+/// A task as trace-cmd's sched plugin prints it (libtraceevent's `plugin_sched_switch.c`):
+/// `COMM:PID [PRIO]`. A comm may hold `:` and spaces, so the pid follows the last `:`.
+fn plugin_task(s: &str) -> Option<(&str, u32, i32)> {
+    let (task, prio) = s.trim_end().strip_suffix(']')?.rsplit_once(" [")?;
+    let (comm, pid) = task.rsplit_once(':')?;
+    Some((comm, pid.parse().ok()?, prio.parse().ok()?))
+}
+
 /// `prev_state` as v6.1 prints it (`R`, `R+`, `S`, `D`, `X`, `D|K`…) or as older kernels
 /// and raw dumps give it, a number (TASK_REPORT bits: 1 S, 2 D, 4 T, 8 t, 16 X, 32 Z, 64 P,
 /// 128 I; 0 and the preemption bit 256 alone: R).
@@ -596,7 +647,9 @@ fn parse_state(s: &str) -> Option<PrevState> {
     }
     Some(match s.as_bytes().first()? {
         b'R' => PrevState::Runnable,
-        b'S' | b'T' | b't' | b'P' | b'I' | b'W' | b'K' | b'N' => PrevState::Sleeping,
+        // trace-cmd's plugin prints the bits after S, D, T, t from an older table: Z, X, then
+        // `x` and `W` for what v6.1 reports as P (parked) and I (idle).
+        b'S' | b'T' | b't' | b'P' | b'I' | b'W' | b'K' | b'N' | b'x' => PrevState::Sleeping,
         b'D' => PrevState::Uninterruptible,
         b'X' | b'Z' => PrevState::Dead,
         _ => return None,
@@ -623,6 +676,56 @@ mod tests {
     fn one(text: &str) -> Result<(Head, Record<'_>), InputError> {
         let mut r = Reader::new(text, "t.txt");
         r.next().map(|x| x.expect("a record"))
+    }
+
+    #[test]
+    fn trace_cmds_plugin_layout_reads_as_the_format_strings() {
+        let (_, r) = one(
+            "cpus=1\n  <idle>-0  [000]  0.000015: sched_switch:  swapper/0:0 [120] R ==> my task:2:1000 [120]",
+        )
+        .unwrap();
+        let Record::Switch {
+            prev_pid,
+            prev_state,
+            next_pid,
+            next_comm,
+            next_prio,
+            ..
+        } = r
+        else {
+            panic!("{r:?}")
+        };
+        assert_eq!((prev_pid, prev_state), (0, PrevState::Runnable));
+        assert_eq!((next_comm, next_pid, next_prio), ("my task:2", 1000, 120));
+        for (line, cpu) in [
+            ("sched_wakeup_new:     a-b:7 [120] CPU:003", Some(3)),
+            ("sched_wakeup:     a-b:7 [120] success CPU:003", Some(3)),
+            ("sched_wakeup:     a-b:7 [120]", None),
+        ] {
+            let text = format!("cpus=1\n  x-1  [000]  0.000015: {line}");
+            let (_, r) = one(&text).unwrap();
+            assert_eq!(
+                r,
+                Record::Wake {
+                    waking: false,
+                    new: line.starts_with("sched_wakeup_new"),
+                    pid: 7,
+                    comm: "a-b",
+                    prio: 120,
+                    target_cpu: cpu,
+                },
+                "{line}"
+            );
+        }
+        let (_, r) =
+            one("cpus=1\n  x-1  [000]  0.1: sched_switch: a:1 [120] x ==> b:2 [120]").unwrap();
+        assert!(matches!(
+            r,
+            Record::Switch {
+                prev_state: PrevState::Sleeping,
+                ..
+            }
+        ));
     }
 
     #[test]
