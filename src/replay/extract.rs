@@ -19,7 +19,8 @@
 //! Repeated runs of the same events (within 1% on their amounts) become phases with a loop
 //! count, so the file stays readable.
 
-use super::timeline::{Block, CpuBits, Step, TaskTrace, Timeline, Waker};
+use super::timeline::{Block, Step, TaskTrace, Timeline, Waker};
+use crate::workload::CpuSet;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use std::collections::hash_map::{Entry, HashMap};
@@ -430,7 +431,7 @@ fn stretch_pins(t: &TaskTrace) -> Option<Vec<(usize, Vec<usize>)>> {
         return None;
     }
     let mut pins: Vec<(usize, Vec<usize>)> = Vec::new();
-    let mut last: Option<&CpuBits> = None;
+    let mut last: Option<&CpuSet> = None;
     for s in &t.stretches {
         // A stretch never switched in (the trace ended) goes with the one before.
         if s.cpus.is_empty() || last == Some(&s.cpus) {

@@ -10,7 +10,7 @@
 use super::reader::{Head, PrevState, Reader, Record};
 use crate::error::InputError;
 use crate::platform::{Costs, Memory};
-use crate::workload::DEFAULT_WORKING_SET;
+use crate::workload::{CpuSet, DEFAULT_WORKING_SET};
 use std::collections::BTreeMap;
 
 /// What the extraction needs to know of the traced machine: the CPUs' capacities and
@@ -127,61 +127,11 @@ pub struct Stretch {
     /// The index of its first step (the steps before it are the previous stretch's).
     pub first_step: usize,
     /// The CPUs it was switched in on in the stretch.
-    pub cpus: CpuBits,
+    pub cpus: CpuSet,
     /// The move that began it is one load balancing makes: to a CPU of more capacity (a
     /// misfit, an asymmetric capacity's active balance) or off a CPU with other tasks to
     /// run (the CPU did not go idle after). False for the first stretch.
     pub balance: bool,
-}
-
-/// A set of CPUs as a bitmap: the first 64 inline, so that a task or a stretch on a machine
-/// of up to 64 CPUs never allocates (a stretch starts at each move of its own), the rest in
-/// words on the heap (`cpus=` goes up to 4096).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CpuBits {
-    low: u64,
-    /// CPUs 64 and up, a word per 64; no zero word at its end (bits are never removed but
-    /// all at once), so that equal sets are equal structs.
-    high: Vec<u64>,
-}
-
-impl CpuBits {
-    pub fn insert(&mut self, cpu: usize) {
-        if cpu < 64 {
-            self.low |= 1 << cpu;
-        } else {
-            let w = cpu / 64 - 1;
-            if self.high.len() <= w {
-                self.high.resize(w + 1, 0);
-            }
-            self.high[w] |= 1 << (cpu % 64);
-        }
-    }
-
-    pub fn clear(&mut self) {
-        self.low = 0;
-        self.high.clear();
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.low == 0 && self.high.is_empty()
-    }
-
-    /// The CPUs in increasing order.
-    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        std::iter::once(self.low)
-            .chain(self.high.iter().copied())
-            .enumerate()
-            .flat_map(|(w, mut bits)| {
-                std::iter::from_fn(move || {
-                    (bits != 0).then(|| {
-                        let b = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        w * 64 + b
-                    })
-                })
-            })
-    }
 }
 
 /// CPU time a task may run before a move of its own is still its start: rt-app applies a
@@ -219,7 +169,7 @@ pub struct TaskTrace {
     pub wake_latency_ns: u64,
     pub latencies: u64,
     /// The CPUs it ran on (since the moves of its start, which set its affinity).
-    pub cpus: CpuBits,
+    pub cpus: CpuSet,
     /// Its run cut at its own moves after its start; at least one.
     pub stretches: Vec<Stretch>,
     state: State,
@@ -444,10 +394,10 @@ impl<'i> Builder<'i> {
                 wakeups: 0,
                 wake_latency_ns: 0,
                 latencies: 0,
-                cpus: Default::default(),
+                cpus: CpuSet::empty(),
                 stretches: vec![Stretch {
                     first_step: 0,
-                    cpus: Default::default(),
+                    cpus: CpuSet::empty(),
                     balance: false,
                 }],
                 state: State::Unknown,
@@ -539,12 +489,12 @@ impl<'i> Builder<'i> {
         if task.state != State::Running(cpu) {
             // Switched in (or first seen) here: a CPU of its stretch.
             let s = task.stretches.last_mut().expect("a task has a stretch");
-            s.cpus.insert(cpu);
+            s.cpus.set(cpu);
         }
         task.state = State::Running(cpu);
         // `last_cpu` is always in `cpus`.
         if task.last_cpu != Some(cpu) {
-            task.cpus.insert(cpu);
+            task.cpus.set(cpu);
         }
         task.last_cpu = Some(cpu);
     }
@@ -803,9 +753,9 @@ impl<'i> Builder<'i> {
                     }
                     if std::mem::take(&mut self.tasks[n].affinity_set) {
                         let task = &mut self.tasks[n];
-                        task.cpus.clear();
+                        task.cpus = CpuSet::empty();
                         if let Some(s) = task.stretches.last_mut() {
-                            s.cpus.clear();
+                            s.cpus = CpuSet::empty();
                         }
                     }
                     self.current(cpu, n, ts);
@@ -887,7 +837,7 @@ impl<'i> Builder<'i> {
                             let task = &mut self.tasks[t];
                             task.stretches.push(Stretch {
                                 first_step: task.steps.len(),
-                                cpus: Default::default(),
+                                cpus: CpuSet::empty(),
                                 balance: up,
                             });
                             self.cpus[orig_cpu].moved = Some(t);
@@ -955,30 +905,5 @@ impl<'i> Builder<'i> {
                 t.start = t.start.min(self.start);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::CpuBits;
-
-    #[test]
-    fn cpu_bits_hold_any_cpu_in_order() {
-        let mut a = CpuBits::default();
-        assert!(a.is_empty());
-        for c in [200, 3, 64, 0, 63, 3, 4095] {
-            a.insert(c);
-        }
-        assert_eq!(a.iter().collect::<Vec<_>>(), [0, 3, 63, 64, 200, 4095]);
-        let mut b = CpuBits::default();
-        for c in [4095, 200, 64, 63, 3, 0] {
-            b.insert(c);
-        }
-        assert_eq!(a, b);
-        a.clear();
-        assert!(a.is_empty());
-        a.insert(5);
-        assert_eq!(a.iter().collect::<Vec<_>>(), [5]);
-        assert_ne!(a, b);
     }
 }
