@@ -130,6 +130,27 @@ fn masks_and_platforms_out_of_bounds_are_exit_2() {
         "{err}"
     );
     assert!(err.contains("5000"), "{err}");
+
+    // A count whose product overflows a machine word is the same error, not a panic.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/platforms/xeon-2s.toml"
+    ))
+    .unwrap()
+    .replace("sockets = 2", "sockets = 9223372036854775807");
+    std::fs::write(&p, text).unwrap();
+    let out = schedlab(&[
+        "run",
+        "--platform",
+        p.to_str().unwrap(),
+        w.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("huge.toml") && err.contains("layout") && err.contains("4096"),
+        "{err}"
+    );
 }
 
 #[test]

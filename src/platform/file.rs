@@ -490,14 +490,22 @@ impl Reader<'_> {
             );
             return Err(self.error(&t.at("cores_per_llc"), expected, per_llc.to_string()));
         }
-        let nr_cpus = sockets * cores * threads;
-        if nr_cpus > MAX_CPUS {
-            return Err(self.error(
-                &t.place,
-                format!("at most {MAX_CPUS} CPUs"),
-                format!("{sockets} × {cores} × {threads} = {nr_cpus} CPUs"),
-            ));
-        }
+        let product = sockets
+            .checked_mul(cores)
+            .and_then(|n| n.checked_mul(threads));
+        let nr_cpus = match product {
+            Some(n) if n <= MAX_CPUS => n,
+            _ => {
+                let found = product.map_or("more than can be counted".to_string(), |n| {
+                    format!("{n} CPUs")
+                });
+                return Err(self.error(
+                    &t.place,
+                    format!("at most {MAX_CPUS} CPUs"),
+                    format!("{sockets} × {cores} × {threads} = {found}"),
+                ));
+            }
+        };
         if sockets * nps > 1 && nr_nodes != sockets * nps {
             return Err(self.error(
                 "numa_distance",
