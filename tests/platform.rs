@@ -330,6 +330,13 @@ fn other_rules_are_enforced() {
             "power_mw = -1",
             "freq_domains[0].opps[0].power_mw",
         ),
+        // Above EM_MAX_POWER, which em_create_perf_table() refuses (and which would overflow
+        // the energy model's integer costs).
+        (
+            "power_mw = 10",
+            "power_mw = 9223372036854775807",
+            "freq_domains[0].opps[0].power_mw",
+        ),
         (
             "capacity_orig = 512",
             "capacity_orig = 0",

@@ -789,7 +789,7 @@ const OPPS: &str = "an array of OPPs, ascending by frequency";
 const LATENCY: &str = "a transition latency in ns (an integer from 0)";
 const DELAY: &str = "a transition delay in us (an integer from 0)";
 const FREQ: &str = "a frequency in kHz (a positive integer)";
-const POWER: &str = "a power in mW (a number from 0)";
+const POWER: &str = "a power in mW (a number from 0 to 65535, EM_MAX_POWER)";
 const STATE_NAME: &str = "the idle state's name (a string)";
 const EXIT_LATENCY: &str = "an exit latency in ns (an integer from 0)";
 const DISTANCES: &str = "an array of rows of node distances (the ACPI SLIT)";
@@ -1157,8 +1157,12 @@ fn validate_idle_states(states: &[IdleState], place: &str, file: &str) -> Result
     Ok(())
 }
 
+/// `EM_MAX_POWER` (v6.1 include/linux/energy_model.h): the most mW `em_create_perf_table()`
+/// accepts for a performance state; schedlab bounds every power by it.
+const MAX_POWER_MW: f64 = 65_535.0;
+
 fn check_power(power_mw: f64, place: String, file: &str) -> Result<(), InputError> {
-    if power_mw.is_finite() && power_mw >= 0.0 {
+    if (0.0..=MAX_POWER_MW).contains(&power_mw) {
         Ok(())
     } else {
         Err(InputError::new(file, place, POWER, power_mw.to_string()))
