@@ -108,49 +108,35 @@ fn masks_and_platforms_out_of_bounds_are_exit_2() {
     );
     assert!(err.contains("300") && err.contains("256"), "{err}");
 
+    // xeon-2s with one line changed: exit 2 naming the file, the layout and NR_CPUS.
+    let too_many = |from: &str, to: &str| {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/platforms/xeon-2s.toml"
+        ))
+        .unwrap()
+        .replace(from, to);
+        let p = dir.path().join("huge.toml");
+        std::fs::write(&p, text).unwrap();
+        let out = schedlab(&[
+            "run",
+            "--platform",
+            p.to_str().unwrap(),
+            w.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            err.contains("huge.toml") && err.contains("layout") && err.contains("4096"),
+            "{err}"
+        );
+        err
+    };
     // 2 × 1250 × 2 = 5000 CPUs: more than a CPU mask (NR_CPUS) holds.
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/platforms/xeon-2s.toml"
-    ))
-    .unwrap()
-    .replace("cores_per_socket = 10", "cores_per_socket = 1250");
-    let p = dir.path().join("huge.toml");
-    std::fs::write(&p, text).unwrap();
-    let out = schedlab(&[
-        "run",
-        "--platform",
-        p.to_str().unwrap(),
-        w.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("huge.toml") && err.contains("layout") && err.contains("4096"),
-        "{err}"
-    );
+    let err = too_many("cores_per_socket = 10", "cores_per_socket = 1250");
     assert!(err.contains("5000"), "{err}");
-
     // A count whose product overflows a machine word is the same error, not a panic.
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/platforms/xeon-2s.toml"
-    ))
-    .unwrap()
-    .replace("sockets = 2", "sockets = 9223372036854775807");
-    std::fs::write(&p, text).unwrap();
-    let out = schedlab(&[
-        "run",
-        "--platform",
-        p.to_str().unwrap(),
-        w.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("huge.toml") && err.contains("layout") && err.contains("4096"),
-        "{err}"
-    );
+    too_many("sockets = 2", "sockets = 9223372036854775807");
 }
 
 #[test]
