@@ -11,6 +11,32 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Standard output, as `print!`; a reader that went away (`schedlab … | head`) ends the
+/// program quietly, as other command-line tools do, instead of a panic.
+macro_rules! out {
+    ($($arg:tt)*) => { emit(&format!($($arg)*)) };
+}
+
+/// `println!` through [`emit`].
+macro_rules! outln {
+    ($($arg:tt)*) => { emit(&(format!($($arg)*) + "\n")) };
+}
+
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("schedlab: standard output: {e}");
+        std::process::exit(3);
+    }
+}
+
 #[derive(Parser)]
 #[command(
     name = "schedlab",
@@ -309,12 +335,12 @@ fn output(
     human: impl FnOnce() -> String,
 ) -> Result<(), Error> {
     match json_to {
-        Some("-") => println!("{json}"),
+        Some("-") => outln!("{json}"),
         Some(path) => {
             write_file(std::path::Path::new(path), &(json + "\n"))?;
-            print!("{}", human());
+            out!("{}", human());
         }
-        None => print!("{}", human()),
+        None => out!("{}", human()),
     }
     Ok(())
 }
@@ -374,7 +400,7 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
         &args.out.join(format!("{stem}.json")),
         &serde_json::to_string_pretty(&points).expect("points serialise"),
     )?;
-    println!(
+    outln!(
         "{} points ({failed} failed) in {}",
         points.len(),
         args.out.join(format!("{stem}.csv")).display()
@@ -397,7 +423,7 @@ fn check(arg: &str, platform: Option<&str>, strict: bool) -> Result<bool, Error>
         )?;
         let (p, _) = e.build()?;
         e.workload.check_platform(p.nr_cpus())?;
-        println!("{arg}: ok ({} tasks)", e.workload.tasks.len());
+        outln!("{arg}: ok ({} tasks)", e.workload.tasks.len());
         return Ok(true);
     }
     let checked = if arg == "-" {
@@ -427,7 +453,7 @@ fn check(arg: &str, platform: Option<&str>, strict: bool) -> Result<bool, Error>
     let failed = errors.len() + if strict { checked.warnings.len() } else { 0 };
     match (&checked.workload, failed) {
         (Some(w), 0) => {
-            println!(
+            outln!(
                 "{arg}: ok ({} tasks, {} warnings)",
                 w.tasks.len(),
                 checked.warnings.len()
@@ -455,14 +481,14 @@ fn reproduce(args: ReproduceArgs) -> Result<(), Error> {
         let o = r.run(args.quick)?;
         bar.inc(1);
         if args.json.as_deref() != Some("-") {
-            bar.suspend(|| println!("{}", schedlab::reproduce::render(&o)));
+            bar.suspend(|| outln!("{}", schedlab::reproduce::render(&o)));
         }
         outcomes.push(o);
     }
     bar.finish_and_clear();
     let json = serde_json::to_string_pretty(&outcomes).expect("outcomes serialise");
     match args.json.as_deref() {
-        Some("-") => println!("{json}"),
+        Some("-") => outln!("{json}"),
         Some(path) => write_file(std::path::Path::new(path), &(json + "\n"))?,
         None => {}
     }
@@ -485,9 +511,13 @@ fn switches(pattern: Option<&str>) -> Result<(), Error> {
         return Err(InputError::new("switches", "PATTERN", expected, format!("`{p}`")).into());
     }
     for s in shown {
-        println!(
+        outln!(
             "{}\n    default {}; {} in {}\n    {}",
-            s.key, s.default, s.kind, s.range, s.meaning
+            s.key,
+            s.default,
+            s.kind,
+            s.range,
+            s.meaning
         );
     }
     Ok(())
@@ -512,14 +542,14 @@ fn main() -> ExitCode {
         Command::Switches { pattern } => switches(pattern.as_deref()),
         Command::Platforms { name: None } => {
             for (n, cpus, description) in api::platforms() {
-                println!("{n:<10} {cpus} CPUs  {description}");
+                outln!("{n:<10} {cpus} CPUs  {description}");
             }
             Ok(())
         }
-        Command::Gen(g) => g.text().map(|text| println!("{}", text.trim_end())),
+        Command::Gen(g) => g.text().map(|text| outln!("{}", text.trim_end())),
         Command::Replay(args) => replay(args),
         Command::Platforms { name: Some(n) } => Platform::resolve(&n)
-            .map(|p| print!("{}", p.describe()))
+            .map(|p| out!("{}", p.describe()))
             .map_err(Error::from),
     };
     match result {

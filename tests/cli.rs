@@ -33,6 +33,26 @@ fn default_run_simulates_the_default_workload() {
     assert!(text.contains("ui-0"), "{text}");
 }
 
+/// `schedlab … | head`: a reader that goes away ends the program quietly, with no panic.
+#[test]
+fn a_closed_standard_output_ends_the_program_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    // Far more than a pipe's buffer, so the write is still going when the reader leaves.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["gen", "hackbench", "--groups", "64"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("schedlab runs");
+    let mut head = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(err.is_empty(), "{err}");
+}
+
 #[test]
 fn json_results_have_the_documented_fields() {
     let out = schedlab(

@@ -29,7 +29,7 @@ use super::uclamp::{
 };
 use super::variant::{UpdateSites, Variant};
 use crate::error::InputError;
-use crate::platform::{Costs, Memory, Platform, SCHED_CAPACITY_SCALE};
+use crate::platform::{Costs, Memory, Platform, Resume, SCHED_CAPACITY_SCALE};
 use crate::sim::{EventQueue, Model, SimRng, Time};
 use crate::trace::{
     EventSelection, Observer, PeltFields, RtappLogs, TaskRef, TraceEvent, UclampFields, IDLE_COMM,
@@ -122,6 +122,8 @@ pub struct Kernel {
     pub(super) user: UserSpace,
     pub tasks: Vec<Task>,
     pub rqs: Vec<Rq>,
+    /// Bytes touched in each last-level cache so far (by all of its CPUs), by LLC id.
+    llc_touched: Vec<u64>,
     pub domains: Vec<Domain>,
     pub fair: Fair,
     /// Scheduling domains, energy model, overutilized flag and balancer state.
@@ -328,6 +330,7 @@ impl Kernel {
             variant.sched_migration_cost_ns,
         );
         let (costs, memory) = variant.machine(&platform);
+        let llc_touched = vec![0; lb.topo.llc_id.iter().max().map_or(1, |m| m + 1)];
         let mut k = Kernel {
             fair: Fair::new(n, &variant),
             lb,
@@ -338,6 +341,7 @@ impl Kernel {
             platform,
             variant,
             tasks: Vec::new(),
+            llc_touched,
             rqs,
             domains,
             cpufreq,
@@ -561,6 +565,7 @@ impl Kernel {
             working_set: self.workload.tasks[spec].working_set,
             ran_on: None,
             touched_mark: 0,
+            llc_mark: 0,
             retry_send: None,
             last_ran: 0,
             stats: TaskStats {
@@ -1528,36 +1533,40 @@ impl Kernel {
         }
     }
 
-    /// Wall time `t`, switched in on `cpu`, spends refilling the part of its working set it
-    /// lost: to the tasks that ran on its CPU since (from the LLC, or from memory once they
-    /// touched more than the LLC holds), or all of its private cache's share after a
-    /// migration in the LLC, all of the LLC's share after a migration across LLCs (from
-    /// memory). A task's first run is a cold start, not a refill.
+    /// Wall time `t`, switched in on `cpu`, spends refilling what it lost of its working set
+    /// and its kernel state since it last ran ([`Memory::cache_refill_ns`]).
     fn cache_refill_ns(&mut self, t: TaskId, cpu: usize) -> u64 {
-        let m = self.memory;
-        let (private, llc) = (m.private_kib * 1024, m.llc_kib * 1024);
         let ws = self.tasks[t].working_set;
-        let touched = self.rqs[cpu].touched_bytes;
-        let (bytes, mb_s) = match self.tasks[t].ran_on {
-            Some(c) if c == cpu => {
-                let others = touched - self.tasks[t].touched_mark;
-                let bw = if others > llc {
-                    m.dram_mb_s
-                } else {
-                    m.llc_mb_s
-                };
-                (ws.min(private).min(others), bw)
-            }
-            Some(c) if self.lb.topo.share_cache(c, cpu) => (ws.min(private), m.llc_mb_s),
-            Some(_) => (ws.min(llc), m.dram_mb_s),
-            None => (0, m.dram_mb_s),
+        let llc = self.lb.topo.llc_id[cpu];
+        // The mark is of the LLC the task last ran in: the same one in these two cases.
+        let llc_others = || self.llc_touched[llc] - self.tasks[t].llc_mark;
+        let resume = match self.tasks[t].ran_on {
+            Some(c) if c == cpu => Resume::SameCpu {
+                others: self.rqs[cpu].touched_bytes - self.tasks[t].touched_mark,
+                llc_others: llc_others(),
+            },
+            Some(c) if self.lb.topo.share_cache(c, cpu) => Resume::SameLlc {
+                llc_others: llc_others(),
+            },
+            Some(c) => Resume::OtherLlc {
+                distance: self
+                    .platform
+                    .node_distance(self.platform.cpus[c].node, self.platform.cpus[cpu].node),
+            },
+            None => Resume::First,
         };
-        let rq = &mut self.rqs[cpu];
-        rq.touched_bytes += ws;
+        self.touch(cpu, Memory::footprint(ws));
         let task = &mut self.tasks[t];
-        task.touched_mark = rq.touched_bytes;
+        task.touched_mark = self.rqs[cpu].touched_bytes;
+        task.llc_mark = self.llc_touched[llc];
         task.ran_on = Some(cpu);
-        Memory::refill_ns(bytes, mb_s)
+        self.memory.cache_refill_ns(ws, resume)
+    }
+
+    /// `bytes` were touched on `cpu`: they evict from its private cache and its LLC.
+    pub(super) fn touch(&mut self, cpu: usize, bytes: u64) {
+        self.rqs[cpu].touched_bytes += bytes;
+        self.llc_touched[self.lb.topo.llc_id[cpu]] += bytes;
     }
 
     // ----- schedule() -------------------------------------------------------------------

@@ -43,6 +43,22 @@ pub type TaskId = usize;
 /// Bytes of one TCP segment on loopback (its 64 KiB MTU, also the GSO limit).
 const TCP_SEGMENT: u64 = 65_536;
 
+/// `sizeof(struct sk_buff)` and `sizeof(struct skb_shared_info)` on arm64/x86-64 (v6.1),
+/// both cache-line aligned.
+pub const SKB_STRUCT: u64 = 256;
+pub const SKB_SHINFO: u64 = 320;
+
+/// Bytes one read or write of `bytes` on a channel of `kind` touches, for cache refills:
+/// the data, and on a socket the skb that carries it. Queued data is memory of its own
+/// (the skbs or pipe pages in flight), so it evicts what the CPU's other tasks had cached.
+pub fn op_footprint(kind: ChannelKind, bytes: u64) -> u64 {
+    match kind {
+        ChannelKind::Pipe => bytes,
+        ChannelKind::Unix | ChannelKind::Tcp | ChannelKind::Udp => bytes + SKB_STRUCT + SKB_SHINFO,
+        ChannelKind::Futex => 0,
+    }
+}
+
 /// CPU time (ns at capacity 1024) of one send (`send`) or receive of `bytes` on a channel
 /// of `kind` with the platform's channel costs `k`; `syscall_ns` is the cost of a futex
 /// operation.

@@ -192,10 +192,11 @@ pub struct Task {
     /// The address space (`mm`): the workload's process, or one of the task's own.
     pub mm: u32,
     /// Bytes the task touches between switches (its working set), and where it last ran
-    /// with the value of that CPU's `touched_bytes` then, for cache refills.
+    /// with the values of that CPU's `touched_bytes` and its LLC's then, for cache refills.
     pub working_set: u64,
     pub ran_on: Option<usize>,
     pub touched_mark: u64,
+    pub llc_mark: u64,
     /// When the task last ran (`se.exec_start` as `task_hot()` reads it on a queued task).
     pub last_ran: u64,
     /// A channel write (channel, bytes) the task was woken to try again (a pipe writer's
@@ -243,7 +244,8 @@ pub struct Rq {
     pub irq_arrival: u64,
     /// The address space the CPU last ran in (the idle task borrows it: lazy TLB).
     pub last_mm: u32,
-    /// Working-set bytes of the tasks switched in here so far (what evicted whom).
+    /// Bytes touched here so far (what evicted whom): the working sets and kernel state of
+    /// the tasks switched in, and the data of their channel operations.
     pub touched_bytes: u64,
     /// Start of the running task's current accounting interval (`exec_start`).
     pub exec_start: u64,

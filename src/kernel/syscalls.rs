@@ -135,6 +135,7 @@ impl Kernel {
                     self.block(t);
                     return;
                 }
+                self.touch_channel_data(cpu, chan, bytes);
                 activity = Activity::Work(self.channel_op_work(chan, true, bytes));
             }
             Syscall::Recv { chan, max } => {
@@ -144,6 +145,7 @@ impl Kernel {
                     self.block(t);
                     return;
                 };
+                self.touch_channel_data(cpu, chan, got);
                 activity = Activity::Work(self.channel_op_work(chan, false, got));
             }
             Syscall::Exit => {
@@ -163,6 +165,12 @@ impl Kernel {
             * SCHED_CAPACITY_SCALE as u64
     }
 
+    /// The data of a channel read or write of `bytes` done on `cpu` evicts from its caches.
+    fn touch_channel_data(&mut self, cpu: usize, chan: usize, bytes: u64) {
+        let kind = self.channels.chans[chan].kind;
+        self.touch(cpu, super::pipe::op_footprint(kind, bytes));
+    }
+
     /// Wake the tasks whose blocked channel operation the last send or receive completed;
     /// each runs its operation's cost before its thread goes on. A writer woken to retry
     /// issues its write again when it runs.
@@ -172,6 +180,8 @@ impl Kernel {
             if c.retry {
                 self.tasks[c.task].retry_send = Some((c.chan, c.bytes));
             } else {
+                // The hand-off is accounted on the waker's CPU, whose operation made it.
+                self.touch_channel_data(cpu, c.chan, c.bytes);
                 self.tasks[c.task].activity =
                     Activity::Work(self.channel_op_work(c.chan, c.send, c.bytes));
             }

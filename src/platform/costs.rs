@@ -86,7 +86,8 @@ pub struct Costs {
     pub ipc: IpcCosts,
 }
 
-/// The memory a task's working set is refilled from after it lost its cache.
+/// The memory a task's working set and kernel state are refilled from after it lost its
+/// cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Memory {
@@ -100,6 +101,41 @@ pub struct Memory {
     /// Bandwidth one CPU refills with from memory (a cache miss in the LLC), MB/s; a remote
     /// NUMA node gives this times the local over the remote node distance.
     pub dram_mb_s: u64,
+    /// Load-to-use latency of a miss in the private cache that hits the LLC, ns.
+    pub llc_latency_ns: u64,
+    /// Load-to-use latency of a miss in the LLC (local memory), ns; a remote NUMA node
+    /// gives this times the node distance over the local one (the SLIT's distances are
+    /// relative latencies).
+    pub dram_latency_ns: u64,
+}
+
+/// Cache lines of a task's own kernel state that its wake-up, switch-in and return to user
+/// space walk (v6.1 arm64, 64-byte lines; the scheduler's shared structures, runqueue and
+/// timer base, are hot from the other tasks and not counted): `task_struct` fields of
+/// `try_to_wake_up`, the enqueue and the pick (state, `pi_lock`, `cpus_mask`, the
+/// `sched_entity` with its `sched_avg`, `sched_info`, uclamp) and `thread_struct`'s
+/// `cpu_context` and TLS, 24; the FP/SIMD state restored on the return to user space
+/// (32 × 16 bytes and the status), 9; the kernel stack from the syscall's entry to
+/// `cpu_switch_to` (about 1 KiB of frames) and `pt_regs` (336 bytes), 22; the hrtimer or
+/// wait-queue entry that wakes it, 2; `mm_struct` (pgd, ASID, cpumask), 3; the page-table
+/// walks of the vmapped kernel stack's two pages and of the six user pages the return
+/// touches first (code, stack, data, vDSO, vvar, rseq), 14. Each is a dependent load (the
+/// task → its entity → its stack…), so each pays the miss latency; the user data the task
+/// then touches is its working set, refilled at the memory's bandwidth.
+pub const TASK_STATE_LINES: u64 = 74;
+
+/// Where a task switched in on a CPU finds what it had in the caches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// Its first run: a cold start, not a refill.
+    First,
+    /// On the CPU it last ran on, after `others` bytes were touched on that CPU since and
+    /// `llc_others` in its LLC (by all of the LLC's CPUs, these included).
+    SameCpu { others: u64, llc_others: u64 },
+    /// Moved to another CPU of its LLC, after `llc_others` bytes were touched in the LLC.
+    SameLlc { llc_others: u64 },
+    /// Moved across LLCs, to a CPU `distance` away from its old one's node (10 local).
+    OtherLlc { distance: u32 },
 }
 
 /// A key of `[costs]` or `[memory]` as `--set cost.<name>` / `memory.<name>` and
@@ -215,6 +251,16 @@ pub const MEMORY_FIELDS: &[MachineField] = &[
         "dram_mb_s",
         1,
         "refill bandwidth of one CPU from memory, MB/s",
+    ),
+    field(
+        "llc_latency_ns",
+        0,
+        "latency of a private-cache miss that hits the LLC, ns",
+    ),
+    field(
+        "dram_latency_ns",
+        0,
+        "latency of an LLC miss to local memory, ns",
     ),
 ];
 
@@ -346,15 +392,16 @@ impl IpcCosts {
     }
 }
 
-/// A53 cycles of one pipe read or write beyond the syscall, wake-up and switch paths:
-/// fitted on seed 002's `hackbench -p -l 160 -g 16` on `smp8` (0.786 s), the mean of seeds
-/// 0–4 (which spread ±7%): 1 700 ns at 1.2 GHz gives 0.783 s (1 600 ns: 0.741 s; 1 800 ns:
-/// 0.816 s; the mean does not move monotonically at this scatter, so the fit is to ±3%).
-const PIPE_OP_CYCLES: u64 = 2_040;
+/// A53 cycles of one pipe read or write beyond the syscall, wake-up and switch paths and
+/// the cache refills: fitted on seed 002's `hackbench -p -l 160 -g 16` on `smp8` (0.786 s),
+/// the mean of seeds 0–4 (which spread ±9%): 1 350 ns at 1.2 GHz gives 0.779 s (1 250 ns:
+/// 0.828 s; 1 500 ns: 0.846 s; the mean does not move monotonically at this scatter, so the
+/// fit is to ±5%).
+const PIPE_OP_CYCLES: u64 = 1_620;
 /// A53 cycles of one AF_UNIX stream send or receive: fitted on seed 002's `hackbench -l 160
-/// -g 16` on `smp8` (1.315 s), the mean of seeds 0–4 (which spread ±3%): 4 300 ns at
-/// 1.2 GHz gives 1.306 s (4 200 ns: 1.284 s; 4 400 ns: 1.344 s).
-const UNIX_OP_CYCLES: u64 = 5_160;
+/// -g 16` on `smp8` (1.315 s), the mean of seeds 0–4 (which spread ±3%): 4 000 ns at
+/// 1.2 GHz gives 1.310 s (3 900 ns: 1.294 s; 4 300 ns: 1.422 s).
+const UNIX_OP_CYCLES: u64 = 4_800;
 /// A53 cycles of a UDP packet's protocol layers and of its loopback receive softirq (taken
 /// equal): fitted on seed 000's netperf UDP_STREAM send-64 Hmean (62.15 Mbit/s, v5.7 base)
 /// on `x86-4c8t` (3 820 ns each at 3.8 GHz × 2.5 work per cycle).
@@ -368,14 +415,17 @@ const TCP_SEND_CYCLES: u64 = 5_440;
 const COPY_CYCLES_PER_KIB: u64 = 1_100;
 
 impl Memory {
-    /// When a platform file has no `[memory]` table: 32 KiB private (an L1D), a 1 MiB LLC,
-    /// 8 GB/s from the LLC and 3 GB/s from memory (an A53 cluster on LPDDR3).
+    /// When a platform file has no `[memory]` table (or leaves a key out): 32 KiB private (an
+    /// L1D), a 1 MiB LLC, 8 GB/s and 20 ns from the LLC, 3 GB/s and 150 ns from memory (an
+    /// A53 cluster on LPDDR3).
     pub const fn fallback() -> Memory {
         Memory {
             private_kib: 32,
             llc_kib: 1024,
             llc_mb_s: 8_000,
             dram_mb_s: 3_000,
+            llc_latency_ns: 20,
+            dram_latency_ns: 150,
         }
     }
 
@@ -383,6 +433,42 @@ impl Memory {
     pub fn refill_ns(bytes: u64, mb_s: u64) -> u64 {
         // 1 MB/s = 1 byte per µs = 1 byte per 1000 ns.
         bytes.saturating_mul(1000) / mb_s.max(1)
+    }
+
+    /// What a task touches on its CPU at a switch-in: its working set and its kernel state.
+    pub fn footprint(ws: u64) -> u64 {
+        ws + TASK_STATE_LINES * 64
+    }
+
+    /// Wall time a task with working set `ws` spends, switched in after `resume`, refilling
+    /// what it lost: of its working set, what was touched on its CPU since (or all of the
+    /// private cache's share after a move in the LLC, the LLC's share after a move across
+    /// LLCs) at the bandwidth; of its kernel state as much, one miss latency per line. Both
+    /// come from the LLC, or from memory once more than the LLC holds was touched in it
+    /// since, or after a move across LLCs.
+    pub fn cache_refill_ns(&self, ws: u64, resume: Resume) -> u64 {
+        let (private, llc) = (self.private_kib * 1024, self.llc_kib * 1024);
+        let state = TASK_STATE_LINES * 64;
+        let evicted = |llc_others: u64| (llc_others > llc).then_some(10);
+        let (ws_lost, state_lost, distance) = match resume {
+            Resume::First => return 0,
+            Resume::SameCpu { others, llc_others } => (
+                ws.min(private).min(others),
+                state.min(others),
+                evicted(llc_others),
+            ),
+            Resume::SameLlc { llc_others } => (ws.min(private), state, evicted(llc_others)),
+            Resume::OtherLlc { distance } => (ws.min(llc), state, Some(distance.max(10))),
+        };
+        let lines = state_lost.div_ceil(64);
+        match distance {
+            None => Memory::refill_ns(ws_lost, self.llc_mb_s) + lines * self.llc_latency_ns,
+            Some(d) => {
+                let d = u64::from(d);
+                Memory::refill_ns(ws_lost, self.dram_mb_s * 10 / d)
+                    + lines * self.dram_latency_ns * d / 10
+            }
+        }
     }
 }
 

@@ -10,7 +10,8 @@ mod plat_info;
 mod presets;
 
 pub use costs::{
-    work_per_cycle, Costs, IpcCosts, MachineField, Memory, COST_FIELDS, MEMORY_FIELDS,
+    work_per_cycle, Costs, IpcCosts, MachineField, Memory, Resume, COST_FIELDS, MEMORY_FIELDS,
+    TASK_STATE_LINES,
 };
 pub use file::{load_file, parse_platform};
 pub use plat_info::{plat_info_yaml, run_plat_info_yaml, RunInfo};

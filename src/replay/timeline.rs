@@ -9,7 +9,7 @@
 
 use super::reader::{Head, PrevState, Reader, Record};
 use crate::error::InputError;
-use crate::platform::{Costs, Memory};
+use crate::platform::{Costs, Memory, Resume};
 use crate::workload::{CpuSet, DEFAULT_WORKING_SET};
 use std::collections::BTreeMap;
 
@@ -176,10 +176,11 @@ pub struct TaskTrace {
     work: u64,
     last_cpu: Option<usize>,
     woken_at: Option<u64>,
-    /// The CPU its last switch-in was on, and the CPU's `touched` after it (the cache
+    /// The CPU its last switch-in was on, and the CPU's and its LLC's `touched` after it (the cache
     /// refill of `core.rs`'s `cache_refill_ns`).
     ran_on: Option<usize>,
     touched_mark: u64,
+    llc_mark: u64,
     /// Its pending wake-up: the CPU that logged it, when, and the wake path's work there.
     wake_from: Option<(usize, u64, u64)>,
     /// Woken onto a busy CPU of another: the IPI's wall delay (the waker's work before the
@@ -281,6 +282,10 @@ struct Builder<'i> {
     busy_khz: Vec<BTreeMap<u32, u64>>,
     /// The root domain's overutilized state (`sched_overutilized`), which turns EAS off.
     overutilized: bool,
+    /// Per CPU, its LLC's index into `llc_touched`: the bytes touched in each LLC so far
+    /// (`Kernel`'s `llc_touched`).
+    llc_of: Vec<usize>,
+    llc_touched: Vec<u64>,
 }
 
 /// Read `text` (a trace named `file`) into a timeline.
@@ -359,8 +364,18 @@ impl<'i> Builder<'i> {
                 moved: None,
             })
             .collect();
+        let ids: Vec<Option<usize>> = (0..n).map(|c| info.llc.get(c).copied()).collect();
+        let mut distinct = ids.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let llc_of = ids
+            .iter()
+            .map(|id| distinct.binary_search(id).unwrap_or(0))
+            .collect();
         Builder {
             info,
+            llc_of,
+            llc_touched: vec![0; distinct.len()],
             cpus,
             tasks: Vec::new(),
             by_pid: PidMap::default(),
@@ -406,6 +421,7 @@ impl<'i> Builder<'i> {
                 woken_at: None,
                 ran_on: None,
                 touched_mark: 0,
+                llc_mark: 0,
                 wake_from: None,
                 affinity_set: false,
                 preempt_ipi: None,
@@ -637,27 +653,28 @@ impl<'i> Builder<'i> {
         // The working set (rt-app's default: the trace does not carry it) lost to the
         // tasks switched in here since, or to a migration.
         let ws = DEFAULT_WORKING_SET;
-        let (private, llc) = (m.private_kib * 1024, m.llc_kib * 1024);
-        let touched = self.cpus[cpu].touched;
         let task = &self.tasks[n];
-        let (bytes, mb_s) = match task.ran_on {
-            Some(c) if c == cpu => {
-                let others = touched - task.touched_mark;
-                let bw = if others > llc {
-                    m.dram_mb_s
-                } else {
-                    m.llc_mb_s
-                };
-                (ws.min(private).min(others), bw)
-            }
-            Some(c) if self.info.share_llc(c, cpu) => (ws.min(private), m.llc_mb_s),
-            Some(_) => (ws.min(llc), m.dram_mb_s),
-            None => (0, m.dram_mb_s),
+        let llc = self.llc_of[cpu];
+        // The mark is of the LLC the task last ran in: the same one in these two cases.
+        let llc_others = || self.llc_touched[llc] - task.llc_mark;
+        let resume = match task.ran_on {
+            Some(c) if c == cpu => Resume::SameCpu {
+                others: self.cpus[cpu].touched - task.touched_mark,
+                llc_others: llc_others(),
+            },
+            Some(c) if self.info.share_llc(c, cpu) => Resume::SameLlc {
+                llc_others: llc_others(),
+            },
+            // The trace's platform description has no NUMA distances.
+            Some(_) => Resume::OtherLlc { distance: 10 },
+            None => Resume::First,
         };
-        debt += Memory::refill_ns(bytes, mb_s) * speed;
-        self.cpus[cpu].touched += ws;
+        debt += m.cache_refill_ns(ws, resume) * speed;
+        self.cpus[cpu].touched += Memory::footprint(ws);
+        self.llc_touched[llc] += Memory::footprint(ws);
         let task = &mut self.tasks[n];
         task.touched_mark = self.cpus[cpu].touched;
+        task.llc_mark = self.llc_touched[llc];
         task.ran_on = Some(cpu);
         self.charge(cpu, debt, ts);
     }

@@ -57,7 +57,8 @@ pub fn run_variant(
 /// `cpu` of `platform`: the interrupt, ttwu with placement over every CPU, enqueue and
 /// dequeue, `schedule()`, a context and address-space switch and an IPI's work at the CPU's
 /// lowest OPP, plus the IPI's delivery, the deepest idle exit (of the CPU's states and its
-/// cluster's) and a refill of a default working set from memory (`platform/costs.rs`).
+/// cluster's) and a refill of a default working set and the kernel state from memory
+/// (`platform/costs.rs`).
 pub fn wake_path_bound_ns(platform: &str, cpu: usize) -> u64 {
     let p = Platform::resolve(platform).expect("platform");
     let c = p.costs;
@@ -83,7 +84,9 @@ pub fn wake_path_bound_ns(platform: &str, cpu: usize) -> u64 {
         .max()
         .unwrap_or(0);
     let ws = schedlab::workload::DEFAULT_WORKING_SET;
-    work * 1024 / cap + c.ipi_latency_ns + exit + ws * 1000 / p.memory.dram_mb_s
+    let refill = ws * 1000 / p.memory.dram_mb_s
+        + schedlab::platform::TASK_STATE_LINES * p.memory.dram_latency_ns;
+    work * 1024 / cap + c.ipi_latency_ns + exit + refill
 }
 
 pub fn task<'a>(r: &'a Results, name: &str) -> &'a TaskResult {

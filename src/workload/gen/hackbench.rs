@@ -10,6 +10,7 @@
 //! address space of its own, so switching between them pays `cost.mm_switch_ns` on top of
 //! a thread switch; threads (`--threads`, `-T`) share hackbench's.
 
+use crate::kernel::pipe::{SKB_SHINFO, SKB_STRUCT};
 use serde_json::{json, Map, Value};
 
 /// Senders and receivers per group (hackbench's `num_fds`).
@@ -17,10 +18,6 @@ pub const GROUP_FDS: u32 = 20;
 
 /// `net.core.wmem_default`: the send buffer a hackbench socket pair writes against.
 const UNIX_SNDBUF: u64 = 212_992;
-/// `sizeof(struct skb_shared_info)` and `sizeof(struct sk_buff)` on arm64/x86-64 (v6.1),
-/// both cache-line aligned, for the truesize an AF_UNIX write charges to the send buffer.
-const SKB_SHINFO: u64 = 320;
-const SKB_STRUCT: u64 = 256;
 /// A pipe's default 16 pages: small writes merge into the last page.
 const PIPE_CAPACITY: u64 = 65_536;
 
