@@ -654,6 +654,7 @@ fn run_alone(
             now,
             cputime_ns: cpu,
             user: &mut user,
+            workload: w,
         });
         calls.push((now, call));
         match call {
@@ -1006,6 +1007,7 @@ impl MiniKernel {
                 now: at,
                 cputime_ns: *cpu,
                 user: &mut self.user,
+                workload: &self.w,
             });
             self.trace.push((at, th.name().to_string(), call));
             *ready = Some(at);
@@ -1170,6 +1172,7 @@ fn forks_stop_at_rt_app_limit() {
             now,
             cputime_ns: 0,
             user: &mut user,
+            workload: &w,
         }) {
             Syscall::Fork { task } => {
                 assert_eq!(task, 1);
@@ -1234,6 +1237,7 @@ fn stepping_does_not_allocate_in_steady_state() {
             now,
             cputime_ns: cpu,
             user,
+            workload: &w,
         });
         match call {
             Syscall::Run { work } => {

@@ -517,7 +517,11 @@ impl Kernel {
         self.fair.set_task_group(se, cgroup);
         let pid = self.next_pid;
         self.next_pid += 1;
-        let comm: String = name.chars().take(COMM_MAX).collect();
+        let comm_end = name
+            .char_indices()
+            .nth(COMM_MAX)
+            .map_or(name.len(), |(i, _)| i);
+        let comm = name[..comm_end].to_owned();
         let task = Task {
             pid,
             name,

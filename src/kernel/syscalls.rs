@@ -42,6 +42,7 @@ impl Kernel {
             now,
             cputime_ns: task.sum_exec_runtime,
             user: &mut self.user,
+            workload: &self.workload,
         };
         let retry = task.retry_send.take();
         let call = match retry {

@@ -20,8 +20,10 @@ struct Entry<E> {
 }
 
 impl<E> Entry<E> {
-    fn key(&self) -> (Time, u64) {
-        (self.time, self.seq)
+    /// (time, sequence) as one number: one wide compare instead of two branches.
+    #[inline]
+    fn key(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
     }
 }
 

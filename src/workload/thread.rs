@@ -59,6 +59,9 @@ pub struct UserCtx<'a> {
     pub cputime_ns: u64,
     /// User-space state shared by all threads of the workload.
     pub user: &'a mut UserSpace,
+    /// The workload the thread was created from (`Thread::new`): its program is read
+    /// there, not copied into every thread.
+    pub workload: &'a Workload,
 }
 
 /// User-space state that threads share: the use case's start, shared timers, semaphores
@@ -337,8 +340,8 @@ pub struct Thread {
     task: usize,
     index: u32,
 
-    // The program, copied from the workload.
-    phases: Vec<PhaseSpec>,
+    // The program: the phases are the workload's (`UserCtx::workload`), the rest copied.
+    /// Per phase, or empty when no phase has its own.
     phase_cpus: Vec<Option<CpuSet>>,
     task_cpus: Option<CpuSet>,
     task_loop: i64,
@@ -369,6 +372,9 @@ pub struct Thread {
     // The attributes this thread last set (or inherited).
     default_affinity: CpuSet,
     cur_affinity: CpuSet,
+    /// The mask `cur_affinity` was last found equal to in `prologue` (none of the masks
+    /// changes while it stays set): the same source again skips the NR_CPUS-bit compare.
+    affinity_src: Option<AffinitySrc>,
     cur_params: SchedParams,
     cur_util: (Option<i32>, Option<i32>),
     cur_taskgroup: Option<usize>,
@@ -385,6 +391,14 @@ pub struct Thread {
     response_time: LatencyHistogram,
     /// When the thread returned `Syscall::Exit`.
     exited_at: Option<u64>,
+}
+
+/// Where a thread's affinity comes from (`Thread::prologue`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AffinitySrc {
+    Phase(usize),
+    Task,
+    Default,
 }
 
 impl Thread {
@@ -408,8 +422,12 @@ impl Thread {
             name,
             task,
             index,
-            phase_cpus: spec.phases.iter().map(|p| mask(&p.cpus)).collect(),
-            phases: spec.phases.clone(),
+            // Empty when no phase sets `cpus` (the common case: no NR_CPUS-bit masks).
+            phase_cpus: if spec.phases.iter().any(|p| p.cpus.is_some()) {
+                spec.phases.iter().map(|p| mask(&p.cpus)).collect()
+            } else {
+                Vec::new()
+            },
             task_cpus: mask(&spec.cpus),
             task_loop: spec.loop_count,
             delay_ns: spec.delay_ns,
@@ -436,6 +454,7 @@ impl Thread {
             own_timers: own_timers(workload, task),
             default_affinity: all,
             cur_affinity: all,
+            affinity_src: Some(AffinitySrc::Default),
             cur_params: spec.params,
             cur_util: (None, None),
             cur_taskgroup: None,
@@ -458,6 +477,7 @@ impl Thread {
     pub fn set_default_affinity(&mut self, mask: CpuSet) {
         self.default_affinity = mask;
         self.cur_affinity = mask;
+        self.affinity_src = Some(AffinitySrc::Default);
     }
 
     /// Keeps a `LoopRecord` per phase iteration for `drain_log` (off by default, so that
@@ -519,6 +539,8 @@ impl Thread {
     /// The next request, given that the previous one has completed. Never allocates once
     /// the log buffer has grown to its working size.
     pub fn step(&mut self, ctx: &mut UserCtx) -> Syscall {
+        let workload: &Workload = ctx.workload;
+        let phases = &workload.tasks[self.task].phases[..];
         let now = ctx.now;
         self.complete(ctx);
         loop {
@@ -546,11 +568,11 @@ impl Thread {
                     self.pc = Pc::IterStart;
                 }
                 Pc::IterStart => {
-                    if self.thread_loop == self.task_loop || self.phases.is_empty() {
+                    if self.thread_loop == self.task_loop || phases.is_empty() {
                         self.pc = Pc::Done;
                         continue;
                     }
-                    self.prologue();
+                    self.prologue(phases);
                     self.iter = IterData::default();
                     self.pc = Pc::Event(0);
                 }
@@ -560,7 +582,7 @@ impl Thread {
                         ctx.user.marks.phase_loop("start", tl, p, pl);
                         self.iter.start_ns = now;
                     }
-                    let phase = &self.phases[self.phase];
+                    let phase = &phases[self.phase];
                     match phase.events.get(i).copied() {
                         Some(ev) => {
                             ctx.user.marks.event(i, &phase.labels[i]);
@@ -570,7 +592,7 @@ impl Thread {
                             }
                         }
                         None => {
-                            self.end_iteration(now, &mut ctx.user.marks);
+                            self.end_iteration(phases, now, &mut ctx.user.marks);
                             self.pc = Pc::IterStart;
                             if now == self.iter.start_ns {
                                 return Syscall::Run {
@@ -655,18 +677,23 @@ impl Thread {
 
     /// What rt-app does before each iteration: affinity, scheduling parameters, uclamp and
     /// task group of the current phase, each only where it changes something.
-    fn prologue(&mut self) {
-        let phase = &self.phases[self.phase];
-        // By reference: a mask is NR_CPUS bits, too big to copy per iteration.
-        let affinity = self.phase_cpus[self.phase]
-            .as_ref()
-            .or(self.task_cpus.as_ref())
-            .unwrap_or(&self.default_affinity);
-        if *affinity != self.cur_affinity {
-            let affinity = *affinity;
-            self.outbox
-                .push(Syscall::SetAffinity(affinity), Pending::None);
-            self.cur_affinity = affinity;
+    fn prologue(&mut self, phases: &[PhaseSpec]) {
+        let phase = &phases[self.phase];
+        // By reference: a mask is NR_CPUS bits, too big to copy or compare per iteration.
+        let phase_cpus = self.phase_cpus.get(self.phase).and_then(Option::as_ref);
+        let (src, affinity) = match (phase_cpus, &self.task_cpus) {
+            (Some(m), _) => (AffinitySrc::Phase(self.phase), m),
+            (None, Some(m)) => (AffinitySrc::Task, m),
+            (None, None) => (AffinitySrc::Default, &self.default_affinity),
+        };
+        if self.affinity_src != Some(src) {
+            if *affinity != self.cur_affinity {
+                let affinity = *affinity;
+                self.outbox
+                    .push(Syscall::SetAffinity(affinity), Pending::None);
+                self.cur_affinity = affinity;
+            }
+            self.affinity_src = Some(src);
         }
         if let Some(p) = phase.params {
             if p != self.cur_params {
@@ -849,7 +876,7 @@ impl Thread {
 
     /// Writes the iteration's log row and its ftrace lines, and moves to the next
     /// iteration, phase or task loop.
-    fn end_iteration(&mut self, now: u64, marks: &mut Marks) {
+    fn end_iteration(&mut self, phases: &[PhaseSpec], now: u64, marks: &mut Marks) {
         let start = round_us(self.iter.start_ns);
         let row = LoopRecord {
             idx: self.index,
@@ -870,10 +897,10 @@ impl Thread {
         marks.phase_loop("end", self.thread_loop, self.phase, self.phase_loop);
         marks.stats(&row);
         self.phase_loop += 1;
-        if self.phase_loop == self.phases[self.phase].loop_count {
+        if self.phase_loop == phases[self.phase].loop_count {
             self.phase_loop = 0;
             self.phase += 1;
-            if self.phase == self.phases.len() {
+            if self.phase == phases.len() {
                 self.phase = 0;
                 self.thread_loop += 1;
             }

@@ -13,7 +13,8 @@ pub(super) type Props<'v> = HashMap<&'v str, &'v Value, fnv::FnvBuildHasher>;
 pub(super) struct Parser<'a> {
     pub(super) file: &'a str,
     pub(super) global: Global,
-    pub(super) task_index: HashMap<String, usize>,
+    /// Task name → index (FNV like `Props`: looked up, never iterated).
+    pub(super) task_index: HashMap<String, usize, fnv::FnvBuildHasher>,
     pub(super) task_instances: Vec<u32>,
     pub(super) mutexes: Table,
     pub(super) conds: Table,
@@ -62,7 +63,7 @@ impl<'a> Parser<'a> {
                 pm_qos_cpu_dma_latency_us: None,
                 ftrace: crate::workload::FtraceCategories::NONE,
             },
-            task_index: HashMap::new(),
+            task_index: HashMap::default(),
             task_instances: Vec::new(),
             mutexes: Table::default(),
             conds: Table::default(),

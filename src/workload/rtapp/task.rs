@@ -66,6 +66,20 @@ pub(super) struct SchedKeys {
     pub(super) util_max: Option<i32>,
 }
 
+/// Every key `sched_keys` reads (the legacy task-level ones included).
+const SCHED_KEYS: [&str; 10] = [
+    "policy",
+    "priority",
+    "dl-runtime",
+    "dl-period",
+    "dl-deadline",
+    "runtime",
+    "period",
+    "deadline",
+    "util_min",
+    "util_max",
+];
+
 impl Parser<'_> {
     pub(super) fn task(
         &mut self,
@@ -378,6 +392,11 @@ impl Parser<'_> {
         task_level: bool,
     ) -> Result<SchedKeys, InputError> {
         let mut s = SchedKeys::default();
+        // Most tasks and phases set none of them: one pass over the few properties instead
+        // of a hash look-up per key.
+        if !p.keys().any(|k| SCHED_KEYS.contains(k)) {
+            return Ok(s);
+        }
         if let Some(v) = p.get("policy") {
             s.policy = Some(self.policy(v, &join(base, "policy"))?);
         }
