@@ -1567,15 +1567,6 @@ impl Kernel {
         self.memory.cache_refill_ns(ws, resume)
     }
 
-    /// `cpu` powered down (`llc`: with its cluster's LLC): what it held is gone, as if
-    /// the caches' size had been touched there.
-    pub(super) fn caches_lost(&mut self, cpu: usize, llc: bool) {
-        self.rqs[cpu].touched_bytes += self.memory.private_kib * 1024;
-        if llc {
-            self.llc_touched[self.lb.topo.llc_id[cpu]] += self.memory.llc_kib * 1024 + 1;
-        }
-    }
-
     /// `bytes` were touched on `cpu`: they evict from its private cache and its LLC.
     pub(super) fn touch(&mut self, cpu: usize, bytes: u64) {
         self.rqs[cpu].touched_bytes += bytes;

@@ -86,9 +86,6 @@ impl Kernel {
         }
         let inp = self.idle_input(cpu, now);
         let sel = self.cpuidle[cpu].select(states, &inp, now);
-        if states[sel.state].power_down {
-            self.caches_lost(cpu, false);
-        }
         self.rqs[cpu].res.enter_state(now, Some(sel.state));
         self.emit(
             now,
@@ -247,12 +244,6 @@ impl Kernel {
             sleep,
         );
         if k != self.domains[d].res.state() {
-            if k.is_some_and(|k| fd.cluster_idle_states[k].power_down) {
-                for i in 0..fd.cpus.len() {
-                    let c = self.platform.freq_domains[d].cpus[i];
-                    self.caches_lost(c, true);
-                }
-            }
             self.domains[d].res.enter_state(now, k);
         }
     }

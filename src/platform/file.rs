@@ -735,7 +735,6 @@ impl Reader<'_> {
                 "exit_latency_ns",
                 "target_residency_ns",
                 "polling",
-                "power_down",
             ],
         )?;
         let name = self.string(
@@ -761,17 +760,12 @@ impl Reader<'_> {
             Some(v) => self.boolean(v, &t.at("polling"), BOOL)?,
             None => false,
         };
-        let power_down = match t.get("power_down") {
-            Some(v) => self.boolean(v, &t.at("power_down"), BOOL)?,
-            None => false,
-        };
         Ok(IdleState {
             name,
             power_mw,
             exit_latency_ns,
             target_residency_ns,
             polling,
-            power_down,
         })
     }
 }

@@ -50,11 +50,6 @@ pub struct IdleState {
     /// `CPUIDLE_FLAG_POLLING`: the CPU spins instead of stopping (x86's POLL state).
     #[serde(default)]
     pub polling: bool,
-    /// The state powers down what it idles (a PSCI power-down state, x86's C3 and deeper):
-    /// a CPU's state loses its private caches (cleaned to the LLC), a cluster's state its
-    /// LLC, so the next tasks refill them.
-    #[serde(default)]
-    pub power_down: bool,
 }
 
 /// A cpufreq policy: CPUs that share one frequency.

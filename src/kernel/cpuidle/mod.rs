@@ -267,7 +267,6 @@ pub(crate) mod tests {
                 exit_latency_ns: 1_000,
                 target_residency_ns: 1_000,
                 polling: false,
-                power_down: false,
             },
             IdleState {
                 name: "cpu-sleep".into(),
@@ -275,7 +274,6 @@ pub(crate) mod tests {
                 exit_latency_ns: 250_000,
                 target_residency_ns: 1_000_000,
                 polling: false,
-                power_down: true,
             },
         ]
     }
