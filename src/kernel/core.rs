@@ -1569,8 +1569,10 @@ impl Kernel {
 
     /// `bytes` were touched on `cpu`: they evict from its private cache and its LLC.
     pub(super) fn touch(&mut self, cpu: usize, bytes: u64) {
-        self.rqs[cpu].touched_bytes += bytes;
-        self.llc_touched[self.lb.topo.llc_id[cpu]] += bytes;
+        let rq = &mut self.rqs[cpu].touched_bytes;
+        *rq = rq.saturating_add(bytes);
+        let llc = &mut self.llc_touched[self.lb.topo.llc_id[cpu]];
+        *llc = llc.saturating_add(bytes);
     }
 
     // ----- schedule() -------------------------------------------------------------------

@@ -437,7 +437,7 @@ impl Memory {
 
     /// What a task touches on its CPU at a switch-in: its working set and its kernel state.
     pub fn footprint(ws: u64) -> u64 {
-        ws + TASK_STATE_LINES * 64
+        ws.saturating_add(TASK_STATE_LINES * 64)
     }
 
     /// Wall time a task with working set `ws` spends, switched in after `resume`, refilling
@@ -462,11 +462,13 @@ impl Memory {
         };
         let lines = state_lost.div_ceil(64);
         match distance {
-            None => Memory::refill_ns(ws_lost, self.llc_mb_s) + lines * self.llc_latency_ns,
+            None => Memory::refill_ns(ws_lost, self.llc_mb_s)
+                .saturating_add(lines.saturating_mul(self.llc_latency_ns)),
             Some(d) => {
                 let d = u64::from(d);
-                Memory::refill_ns(ws_lost, self.dram_mb_s * 10 / d)
-                    + lines * self.dram_latency_ns * d / 10
+                let latency = self.dram_latency_ns.saturating_mul(d) / 10;
+                Memory::refill_ns(ws_lost, self.dram_mb_s.saturating_mul(10) / d)
+                    .saturating_add(lines.saturating_mul(latency))
             }
         }
     }
