@@ -1,12 +1,15 @@
 //! Speed of the simulator on fixed scenarios, reported by criterion as useful (handled)
 //! simulated events per second of host time (`Throughput::Elements` = the run's
-//! `sim_events`, stale events excluded); the hackbench scenarios report wake-ups.
+//! `sim_events`, stale events excluded); the hackbench scenarios report wake-ups. A scenario
+//! times the whole run (parse, set-up, simulation, results) unless its name says
+//! `steady_events` (a stretch of simulation after a warm-up, set-up and teardown outside the
+//! timing) or `setup` (parse and set-up alone).
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use schedlab::kernel::Variant;
 use schedlab::platform::Platform;
 use schedlab::workload::parse_workload;
-use schedlab::{simulate, Outputs, Run};
+use schedlab::{Outputs, Run, Simulation};
 use std::path::PathBuf;
 
 fn run(platform: &str, json: &str, duration_ns: u64) -> u64 {
@@ -41,22 +44,35 @@ fn run_on(
     sets: &[&str],
     out: &Outputs,
 ) -> (u64, u64) {
+    finish(prepare(platform, json, duration_ns, sets, out))
+}
+
+/// A run parsed and set up, not yet simulated.
+fn prepare(
+    platform: Platform,
+    json: &str,
+    duration_ns: u64,
+    sets: &[&str],
+    out: &Outputs,
+) -> Simulation {
     let mut variant = Variant::for_platform(&platform);
     for s in sets {
         variant.set_pair(s, "bench").unwrap();
     }
-    let r = simulate(
-        Run {
-            platform,
-            workload: parse_workload(json, "bench").unwrap(),
-            variant,
-            duration_ns: Some(duration_ns),
-            seed: 0,
-            reproducible: true,
-        },
-        out,
-    )
-    .unwrap();
+    let run = Run {
+        platform,
+        workload: parse_workload(json, "bench").unwrap(),
+        variant,
+        duration_ns: Some(duration_ns),
+        seed: 0,
+        reproducible: true,
+    };
+    Simulation::new(run, out).unwrap()
+}
+
+/// Simulate a prepared run: (handled events, wake-ups).
+fn finish(sim: Simulation) -> (u64, u64) {
+    let r = sim.run().unwrap();
     let wakeups = r.tasks.iter().map(|t| t.wakeups).sum();
     (r.sim_events, wakeups)
 }
@@ -282,6 +298,11 @@ fn scenarios(c: &mut Criterion) {
     g.bench_function("smp8_10k_periodic_1s", |b| {
         b.iter(|| run_on(smp8.clone(), &json, 1_000_000_000, &[], &none))
     });
+    // The "set-up under one second": parse and build the 10,000 tasks (one element).
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("smp8_10k_periodic_setup", |b| {
+        b.iter_with_large_drop(|| prepare(smp8.clone(), &json, 1_000_000_000, &[], &none))
+    });
     let up1 = smp_platform(1);
     for n in [1_000, 100_000] {
         let json = runnable_n(n);
@@ -289,6 +310,32 @@ fn scenarios(c: &mut Criterion) {
         g.throughput(Throughput::Elements(events));
         g.bench_function(format!("up1_{n}_runnable_20s"), |b| {
             b.iter(|| run_on(up1.clone(), &json, 20_000_000_000, &[], &none))
+        });
+    }
+    // The cost per event in the steady state, which the target (100k within 2x of 1k) is
+    // about: the set-up, every task's first run and the teardown are left out. Each task
+    // runs a tick (4 ms) per turn, so 100k tasks take 400 s to have all run once; the timed
+    // stretch is the 400 s after a 450 s warm-up.
+    const WARM: u64 = 450_000_000_000;
+    const SPAN: u64 = 400_000_000_000;
+    for n in [1_000, 100_000] {
+        let json = runnable_n(n);
+        let warm = || {
+            let mut sim = prepare(up1.clone(), &json, WARM + SPAN, &[], &none);
+            sim.advance(WARM);
+            sim
+        };
+        let events = warm().advance(WARM + SPAN).handled;
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(format!("up1_{n}_runnable_steady_events"), |b| {
+            b.iter_batched(
+                warm,
+                |mut sim| {
+                    sim.advance(WARM + SPAN);
+                    sim
+                },
+                BatchSize::PerIteration,
+            )
         });
     }
     let ex7 = examples.join("example7.json");

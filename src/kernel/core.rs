@@ -396,7 +396,11 @@ impl Kernel {
                 )
             })?;
         }
-        for (spec, _) in k.workload.initial_threads() {
+        let initial = k.workload.initial_threads();
+        // One allocation for the tasks that start (a Task is a few KiB: growing by doubling
+        // would copy them all and hold two copies at the peak).
+        k.tasks.reserve_exact(initial.len());
+        for (spec, _) in initial {
             let t = k.create_task(spec, None);
             let at = if k.variant.start_spread_ns > 0 {
                 k.rng.below(k.variant.start_spread_ns)

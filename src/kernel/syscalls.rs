@@ -118,7 +118,10 @@ impl Kernel {
             }
             Syscall::Yield => self.sched_yield(t, cpu, now),
             Syscall::Fork { task: spec } => self.do_fork(t, spec, now, q),
-            Syscall::SetAffinity(mask) => self.set_cpus_allowed(t, mask),
+            Syscall::SetAffinity => {
+                let mask = *self.tasks[t].thread.affinity();
+                self.set_cpus_allowed(t, mask);
+            }
             Syscall::SetScheduler(params) => self.setscheduler(t, params, now, q),
             Syscall::SetUclamp { min, max } => {
                 // A refusal is counted on the task (rt-app logs it and goes on).

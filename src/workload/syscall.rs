@@ -92,8 +92,10 @@ pub enum Syscall {
     Fork {
         task: usize,
     },
-    /// `sched_setaffinity()`.
-    SetAffinity(CpuSet),
+    /// `sched_setaffinity()` of the mask the thread's prologue has just chosen
+    /// (`Thread::affinity`). The mask (NR_CPUS bits) stays with the thread, so that a queued
+    /// request is a few bytes.
+    SetAffinity,
     /// `sched_setattr()` of policy and priority.
     SetScheduler(SchedParams),
     /// `sched_setattr()` with SCHED_FLAG_UTIL_CLAMP_*: -1 resets, None leaves unchanged.

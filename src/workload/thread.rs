@@ -34,7 +34,7 @@
 
 use std::fmt;
 
-use super::rtapp::{Calibration, Event, PhaseSpec, Workload};
+use super::rtapp::{Calibration, Event, PhaseSpec, TaskSpec, Workload};
 use super::rtapp_ftrace::{FtraceCategories, Marks};
 use super::syscall::{CpuSet, Policy, SchedParams, Syscall};
 use crate::report::LatencyHistogram;
@@ -340,10 +340,8 @@ pub struct Thread {
     task: usize,
     index: u32,
 
-    // The program: the phases are the workload's (`UserCtx::workload`), the rest copied.
-    /// Per phase, or empty when no phase has its own.
-    phase_cpus: Vec<Option<CpuSet>>,
-    task_cpus: Option<CpuSet>,
+    // The program: the phases and the `cpus` lists are the workload's (`UserCtx::workload`),
+    // the rest copied.
     task_loop: i64,
     delay_ns: u64,
     task_params: SchedParams,
@@ -370,7 +368,9 @@ pub struct Thread {
     own_timers: Vec<(usize, TimerState)>,
 
     // The attributes this thread last set (or inherited).
-    default_affinity: CpuSet,
+    /// A forked thread's inherited mask; None: every CPU (`CpuSet::all(NR_CPUS)`). Boxed,
+    /// since most threads have none and a mask is NR_CPUS bits.
+    default_affinity: Option<Box<CpuSet>>,
     cur_affinity: CpuSet,
     /// The mask `cur_affinity` was last found equal to in `prologue` (none of the masks
     /// changes while it stays set): the same source again skips the NR_CPUS-bit compare.
@@ -414,21 +414,11 @@ impl Thread {
         run_capacity: u64,
     ) -> Thread {
         let spec = &workload.tasks[task];
-        let mask = |cpus: &Option<Vec<usize>>| {
-            cpus.as_ref().map(|c| c.iter().copied().collect::<CpuSet>())
-        };
         let all = CpuSet::all(super::NR_CPUS);
         Thread {
             name,
             task,
             index,
-            // Empty when no phase sets `cpus` (the common case: no NR_CPUS-bit masks).
-            phase_cpus: if spec.phases.iter().any(|p| p.cpus.is_some()) {
-                spec.phases.iter().map(|p| mask(&p.cpus)).collect()
-            } else {
-                Vec::new()
-            },
-            task_cpus: mask(&spec.cpus),
             task_loop: spec.loop_count,
             delay_ns: spec.delay_ns,
             task_params: spec.params,
@@ -452,7 +442,7 @@ impl Thread {
             pending: Pending::None,
             t_first: 0,
             own_timers: own_timers(workload, task),
-            default_affinity: all,
+            default_affinity: None,
             cur_affinity: all,
             affinity_src: Some(AffinitySrc::Default),
             cur_params: spec.params,
@@ -470,12 +460,17 @@ impl Thread {
         }
     }
 
+    /// The mask the thread last set or inherited (what `Syscall::SetAffinity` asks for).
+    pub fn affinity(&self) -> &CpuSet {
+        &self.cur_affinity
+    }
+
     /// The affinity a phase without `cpus` returns to, which is also the thread's affinity
     /// when created: rt-app reads it at start, so it is all CPUs for threads created at
     /// start (the default, every bit set: the kernel keeps the possible CPUs of it, as
     /// `sched_setaffinity` does) and the parent's affinity for forked threads.
     pub fn set_default_affinity(&mut self, mask: CpuSet) {
-        self.default_affinity = mask;
+        self.default_affinity = Some(Box::new(mask));
         self.cur_affinity = mask;
         self.affinity_src = Some(AffinitySrc::Default);
     }
@@ -572,7 +567,7 @@ impl Thread {
                         self.pc = Pc::Done;
                         continue;
                     }
-                    self.prologue(phases);
+                    self.prologue(&workload.tasks[self.task]);
                     self.iter = IterData::default();
                     self.pc = Pc::Event(0);
                 }
@@ -677,21 +672,27 @@ impl Thread {
 
     /// What rt-app does before each iteration: affinity, scheduling parameters, uclamp and
     /// task group of the current phase, each only where it changes something.
-    fn prologue(&mut self, phases: &[PhaseSpec]) {
-        let phase = &phases[self.phase];
-        // By reference: a mask is NR_CPUS bits, too big to copy or compare per iteration.
-        let phase_cpus = self.phase_cpus.get(self.phase).and_then(Option::as_ref);
-        let (src, affinity) = match (phase_cpus, &self.task_cpus) {
-            (Some(m), _) => (AffinitySrc::Phase(self.phase), m),
-            (None, Some(m)) => (AffinitySrc::Task, m),
-            (None, None) => (AffinitySrc::Default, &self.default_affinity),
+    fn prologue(&mut self, spec: &TaskSpec) {
+        let phase = &spec.phases[self.phase];
+        let (src, cpus) = match (&phase.cpus, &spec.cpus) {
+            (Some(c), _) => (AffinitySrc::Phase(self.phase), Some(c)),
+            (None, Some(c)) => (AffinitySrc::Task, Some(c)),
+            (None, None) => (AffinitySrc::Default, None),
         };
+        // A mask is NR_CPUS bits, too big to build or compare per iteration: only when its
+        // source changes.
         if self.affinity_src != Some(src) {
-            if *affinity != self.cur_affinity {
-                let affinity = *affinity;
-                self.outbox
-                    .push(Syscall::SetAffinity(affinity), Pending::None);
+            let affinity = match cpus {
+                Some(c) => c.iter().copied().collect::<CpuSet>(),
+                None => self
+                    .default_affinity
+                    .as_deref()
+                    .copied()
+                    .unwrap_or_else(|| CpuSet::all(super::NR_CPUS)),
+            };
+            if affinity != self.cur_affinity {
                 self.cur_affinity = affinity;
+                self.outbox.push(Syscall::SetAffinity, Pending::None);
             }
             self.affinity_src = Some(src);
         }
