@@ -643,12 +643,25 @@ fn run_alone(
     run_capacity: u64,
     max_calls: usize,
 ) -> (Vec<(u64, Syscall)>, Thread) {
+    let (calls, th, _) = run_alone_masks(w, cap, run_capacity, max_calls);
+    (calls, th)
+}
+
+/// `run_alone`, also giving the mask each `SetAffinity` asks for (the thread's, read when
+/// the request is made, as the kernel reads it).
+fn run_alone_masks(
+    w: &Workload,
+    cap: u64,
+    run_capacity: u64,
+    max_calls: usize,
+) -> (Vec<(u64, Syscall)>, Thread, Vec<CpuSet>) {
     let mut user = UserSpace::new(w);
     let (index, name) = user.name_thread(w, 0, false);
     let mut th = Thread::new(w, 0, index, name, run_capacity);
     th.set_logging(true);
     let (mut now, mut cpu) = (0u64, 0u64);
     let mut calls = Vec::new();
+    let mut masks = Vec::new();
     for _ in 0..max_calls {
         let call = th.step(&mut UserCtx {
             now,
@@ -669,11 +682,12 @@ fn run_alone(
             }
             Syscall::SleepUntil { until } => now = now.max(until),
             Syscall::Io { service_ns } => now += service_ns,
+            Syscall::SetAffinity => masks.push(*th.affinity()),
             Syscall::Exit => break,
             _ => {}
         }
     }
-    (calls, th)
+    (calls, th, masks)
 }
 
 #[test]
@@ -822,7 +836,7 @@ fn phases_change_affinity_policy_uclamp_and_taskgroup_on_entry() {
             "p3": {"run": 1000}
         }}}}"#,
     );
-    let (calls, _) = run_alone(&w, 1024, 1024, 100);
+    let (calls, _, masks) = run_alone_masks(&w, 1024, 1024, 100);
     let calls: Vec<Syscall> = calls
         .into_iter()
         .map(|(_, c)| c)
@@ -844,22 +858,24 @@ fn phases_change_affinity_policy_uclamp_and_taskgroup_on_entry() {
         calls,
         [
             Syscall::SetScheduler(other),
-            Syscall::SetAffinity(CpuSet::single(0)),
+            Syscall::SetAffinity, // p1: CPU 0
             Syscall::SetUclamp {
                 min: Some(300),
                 max: None
             },
             Syscall::SetTaskgroup(0),
-            Syscall::SetAffinity(CpuSet::single(1)),
+            Syscall::SetAffinity, // p2: CPU 1
             Syscall::SetScheduler(batch),
-            Syscall::SetAffinity(CpuSet::single(2)),
+            Syscall::SetAffinity, // p3: the task's CPU 2
             // Second task loop: p1's uclamp and group are already in force, p2's policy too.
-            Syscall::SetAffinity(CpuSet::single(0)),
-            Syscall::SetAffinity(CpuSet::single(1)),
-            Syscall::SetAffinity(CpuSet::single(2)),
+            Syscall::SetAffinity,
+            Syscall::SetAffinity,
+            Syscall::SetAffinity,
             Syscall::Exit,
         ]
     );
+    let cpus = [0, 1, 2, 0, 1, 2].map(CpuSet::single);
+    assert_eq!(masks, cpus, "each phase's mask, then the task's");
 }
 
 #[test]
@@ -1058,7 +1074,7 @@ impl MiniKernel {
                     panic!("this harness runs no channel workloads")
                 }
                 Syscall::Yield
-                | Syscall::SetAffinity(_)
+                | Syscall::SetAffinity
                 | Syscall::SetScheduler(_)
                 | Syscall::SetUclamp { .. }
                 | Syscall::SetLatencyNice(_)
