@@ -576,10 +576,7 @@ impl Kernel {
             llc_mark: 0,
             retry_send: None,
             last_ran: 0,
-            stats: TaskStats {
-                cpu_runtime: vec![0; nr],
-                ..TaskStats::default()
-            },
+            stats: TaskStats::default(),
         };
         match self.free_tasks.pop() {
             Some(slot) => self.tasks[slot] = task,
@@ -1194,7 +1191,7 @@ impl Kernel {
         rq.exec_start = rq.exec_start.max(now);
         let task = &mut self.tasks[t];
         task.sum_exec_runtime += delta;
-        task.stats.cpu_runtime[cpu] += delta;
+        task.stats.cpu_runtime.add(cpu, delta);
         match task.class() {
             Class::Fair => {
                 self.fair.update_curr(cpu, now);

@@ -69,6 +69,50 @@ pub enum Activity {
     Until(u64),
 }
 
+/// A task's runtime per CPU (ns): the CPU it runs on inline, so that `update_curr` touches
+/// no memory beyond the task; the CPUs it ran on before as sorted (cpu, ns) pairs, updated
+/// when it runs elsewhere (a task's CPUs are a few of the machine's, not NR_CPUS counters).
+#[derive(Debug, Default)]
+pub struct CpuRuntime {
+    cpu: usize,
+    ns: u64,
+    earlier: Vec<(usize, u64)>,
+}
+
+impl CpuRuntime {
+    pub fn add(&mut self, cpu: usize, ns: u64) {
+        if cpu != self.cpu {
+            self.fold();
+            self.cpu = cpu;
+        }
+        self.ns += ns;
+    }
+
+    /// Moves the current CPU's count into `earlier`.
+    fn fold(&mut self) {
+        if self.ns == 0 {
+            return;
+        }
+        match self.earlier.binary_search_by_key(&self.cpu, |&(c, _)| c) {
+            Ok(i) => self.earlier[i].1 += self.ns,
+            Err(i) => self.earlier.insert(i, (self.cpu, self.ns)),
+        }
+        self.ns = 0;
+    }
+
+    /// (cpu, ns) of each CPU the task ran on, by CPU.
+    pub fn per_cpu(&self) -> Vec<(usize, u64)> {
+        let mut all = self.earlier.clone();
+        if self.ns > 0 {
+            match all.binary_search_by_key(&self.cpu, |&(c, _)| c) {
+                Ok(i) => all[i].1 += self.ns,
+                Err(i) => all.insert(i, (self.cpu, self.ns)),
+            }
+        }
+        all
+    }
+}
+
 /// Per-task counters for the results.
 #[derive(Debug, Default)]
 pub struct TaskStats {
@@ -81,7 +125,7 @@ pub struct TaskStats {
     /// Threads this task forked.
     pub forks: u64,
     /// Runtime per CPU, ns.
-    pub cpu_runtime: Vec<u64>,
+    pub cpu_runtime: CpuRuntime,
     /// When the last wakeup happened, until the task is switched in.
     pub woken_at: Option<u64>,
     /// Of the pending wakeup, wall ns: the idle exit it waited for, an IPI's delivery, and
@@ -279,4 +323,30 @@ pub struct Domain {
     pub busy_cpus: u32,
     /// The cluster's residency: busy while any of its CPUs is.
     pub res: Residency,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CpuRuntime;
+
+    /// The per-CPU counts are what was charged on each CPU, whatever the order of the moves.
+    #[test]
+    fn runtime_per_cpu_sums_what_each_cpu_charged() {
+        let mut r = CpuRuntime::default();
+        let charges = [
+            (3, 10),
+            (3, 5),
+            (0, 7),
+            (200, 1),
+            (3, 2),
+            (0, 0),
+            (0, 4),
+            (200, 9),
+        ];
+        for (cpu, ns) in charges {
+            r.add(cpu, ns);
+        }
+        assert_eq!(r.per_cpu(), vec![(0, 11), (3, 17), (200, 10)]);
+        assert_eq!(CpuRuntime::default().per_cpu(), vec![]);
+    }
 }

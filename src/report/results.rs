@@ -197,10 +197,9 @@ impl Results {
                 cpu_runtime_ns: t
                     .stats
                     .cpu_runtime
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &ns)| ns > 0)
-                    .map(|(c, &ns)| (c.to_string(), ns))
+                    .per_cpu()
+                    .into_iter()
+                    .map(|(c, ns)| (c.to_string(), ns))
                     .collect(),
                 uclamp_request: [t.uclamp.req[0].value, t.uclamp.req[1].value],
                 latency_nice: t.latency_nice,
