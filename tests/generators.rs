@@ -95,13 +95,14 @@ fn pipes_beat_sockets_as_long_as_they_cost_less() {
     assert!(socket < pipe, "pipe {pipe} ns, socket {socket} ns");
 }
 
-/// A writer and a reader on one small pipe, with the given work after each operation.
+/// A writer and a reader on one small pipe, with the given work after each operation, each
+/// on a CPU of its own (the pipe's rules, not where its sync wake-ups place the reader).
 fn pipe_pair(capacity: u64, writer_us: u64, reader_us: u64) -> String {
     format!(
         r#"{{"global": {{"channels": {{"c": {{"kind": "pipe", "capacity": {capacity}}}}}}},
             "tasks": {{
-              "writer": {{"loop": 200, "send": {{"channel": "c", "bytes": 100}}, "run": {writer_us}}},
-              "reader": {{"loop": 200, "recv": {{"channel": "c", "bytes": 100}}, "run": {reader_us}}}}}}}"#
+              "writer": {{"loop": 200, "cpus": [0], "send": {{"channel": "c", "bytes": 100}}, "run": {writer_us}}},
+              "reader": {{"loop": 200, "cpus": [1], "recv": {{"channel": "c", "bytes": 100}}, "run": {reader_us}}}}}}}"#
     )
 }
 

@@ -531,3 +531,45 @@ fn cpu_lowering_its_priority_pulls_a_waiting_rt_task() {
         mid.wakeup_latency_ns
     );
 }
+
+/// smp8 (CPUs 0-3 share one L2, 4-7 the other): a waker alone on CPU 0 wakes a task last run
+/// on idle CPU 4 that may run on 0 or 4, over `kind`; (the wakee's runtime on CPU 0, on 4).
+fn sync_wake(kind: &str) -> (u64, u64) {
+    let json = format!(
+        r#"{{ "global": {{ "channels": {{ "c": {{ "kind": "{kind}", "capacity": 65536 }} }} }},
+        "tasks": {{
+          "waker": {{ "loop": -1, "cpus": [0], "run": 200,
+                      "send": {{ "channel": "c", "bytes": 8 }}, "sleep": 2000 }},
+          "wakee": {{ "loop": 1, "phases": {{
+              "start": {{ "cpus": [4], "run": 100 }},
+              "serve": {{ "cpus": [0, 4], "loop": 200,
+                          "recv": {{ "channel": "c", "bytes": 8 }}, "run": 50 }} }} }} }} }}"#
+    );
+    let r = common::run_json(
+        "smp8",
+        &json,
+        300_000_000,
+        &["cpufreq.governor=performance"],
+    );
+    let rt = &task(&r, "wakee-1").cpu_runtime_ns;
+    let on = |cpu: &str| rt.get(cpu).copied().unwrap_or(0);
+    (on("0"), on("4"))
+}
+
+/// v6.1 `wake_affine_idle()`: a sync wake-up (`WF_SYNC`, as `pipe_write()` issues it) from a
+/// waker that is alone on its CPU takes the waker's CPU, which the waker is about to leave,
+/// although the wakee's previous CPU is idle; a futex wake-up is not sync, and the idle
+/// previous CPU keeps the wakee.
+#[test]
+fn a_sync_wakeup_from_a_lone_waker_takes_the_wakers_cpu() {
+    let (pipe_on_0, pipe_on_4) = sync_wake("pipe");
+    assert!(
+        pipe_on_0 > 10 * pipe_on_4,
+        "pipe: {pipe_on_0} ns on the waker's CPU 0, {pipe_on_4} ns on the idle CPU 4"
+    );
+    let (futex_on_0, futex_on_4) = sync_wake("futex");
+    assert!(
+        futex_on_4 > 10 * futex_on_0,
+        "futex: {futex_on_0} ns on the waker's CPU 0, {futex_on_4} ns on the idle CPU 4"
+    );
+}

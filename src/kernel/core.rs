@@ -598,7 +598,7 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) {
         let parent_cpu = parent.map_or(0, |p| self.tasks[p].cpu);
-        let cpu = self.select_task_rq(t, parent_cpu, parent_cpu, true, now);
+        let cpu = self.select_task_rq(t, parent_cpu, parent_cpu, true, false, now);
         let se = self.tasks[t].se;
         // task_fork_fair() runs against the parent's queue, then the child moves.
         let parent_se = parent.map(|p| self.tasks[p].se);
@@ -1284,11 +1284,12 @@ impl Kernel {
         prev: usize,
         this_cpu: usize,
         fork: bool,
+        sync: bool,
         now: Time,
     ) -> usize {
         match self.tasks[t].class() {
             Class::Rt => return self.select_task_rq_rt(t, prev),
-            Class::Fair => return self.select_task_rq_fair(t, prev, this_cpu, fork, now),
+            Class::Fair => return self.select_task_rq_fair(t, prev, this_cpu, fork, sync, now),
             Class::Dl => {}
         }
         let allowed = self.tasks[t].cpus_allowed;
@@ -1394,11 +1395,13 @@ impl Kernel {
         }
     }
 
-    /// `try_to_wake_up()`. `waker_cpu` is where the wakeup is issued (for the trace).
+    /// `try_to_wake_up()`. `waker_cpu` is where the wakeup is issued (for the trace); `sync`
+    /// is `WF_SYNC`, a waker that is about to sleep (`pipe::wake_is_sync`).
     pub(super) fn try_to_wake_up(
         &mut self,
         t: TaskId,
         waker_cpu: usize,
+        sync: bool,
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
@@ -1429,7 +1432,7 @@ impl Kernel {
             waker_cpu,
             costs.ttwu_ns + costs.select_ns + costs.select_cpu_ns * scanned,
         );
-        let cpu = self.select_task_rq(t, prev, waker_cpu, false, now);
+        let cpu = self.select_task_rq(t, prev, waker_cpu, false, sync, now);
         let migrated = cpu != prev;
         if migrated {
             if self.tasks[t].class() == Class::Fair {
@@ -2113,7 +2116,7 @@ impl Model for Kernel {
                 self.charge(cpu, irq);
                 let irq_wall = self.work_wall_ns(cpu, irq);
                 self.tasks[task].stats.wake_irq_ns = irq_wall;
-                self.try_to_wake_up(task, cpu, now, q);
+                self.try_to_wake_up(task, cpu, false, now, q);
                 self.pay_now(cpu, now, q);
                 // The timer's interrupt woke `cpu`; if the sleeper went elsewhere, it idles on.
                 self.cpuidle_wakeup(cpu, false, now, q);

@@ -437,6 +437,7 @@ impl Kernel {
         prev: usize,
         this_cpu: usize,
         fork: bool,
+        sync: bool,
         now: Time,
     ) -> usize {
         if self.lb.wakee.len() <= t {
@@ -467,7 +468,7 @@ impl Kernel {
                         .iter()
                         .position(|d| d.wake_affine && d.span.contains(prev));
                     if let Some(level) = sd {
-                        new_cpu = self.wake_affine(level, t, this_cpu, prev);
+                        new_cpu = self.wake_affine(level, t, this_cpu, prev, sync);
                     }
                 }
                 self.select_idle_sibling(t, prev, new_cpu)
@@ -512,20 +513,42 @@ impl Kernel {
     }
 
     /// `wake_affine()`: WA_IDLE, then WA_WEIGHT (with WA_BIAS); prev_cpu unless this CPU wins.
-    fn wake_affine(&self, level: usize, t: TaskId, this_cpu: usize, prev: usize) -> usize {
+    /// A sync wake-up (`WF_SYNC`: the waker, current on `this_cpu`, is about to sleep) counts
+    /// the waker out: `wake_affine_idle()` takes this CPU when the waker is all it runs, and
+    /// `wake_affine_weight()` takes the waker's load off this CPU's (this CPU outright when
+    /// the waker carries more than all of it) and breaks a tie toward this CPU.
+    fn wake_affine(
+        &self,
+        level: usize,
+        t: TaskId,
+        this_cpu: usize,
+        prev: usize,
+        sync: bool,
+    ) -> usize {
         if self.cpu_idle(this_cpu) && self.lb.topo.share_cache(this_cpu, prev) {
             return if self.cpu_idle(prev) { prev } else { this_cpu };
+        }
+        if sync && self.rqs[this_cpu].nr_running == 1 {
+            return this_cpu;
         }
         if self.cpu_idle(prev) {
             return prev;
         }
         let imbalance_pct = self.lb.topo.domains[this_cpu][level].imbalance_pct as i128;
+        let mut this_load = self.cpu_load(this_cpu) as i128;
+        if let Some(waker) = self.rqs[this_cpu].curr.filter(|_| sync) {
+            let current = self.task_load(waker) as i128;
+            if current > this_load {
+                return this_cpu;
+            }
+            this_load -= current;
+        }
         let task_load = self.task_load(t) as i128;
-        let this_eff =
-            (self.cpu_load(this_cpu) as i128 + task_load) * 100 * self.capacity_of(prev) as i128;
+        let this_eff = (this_load + task_load) * 100 * self.capacity_of(prev) as i128;
         let prev_eff = (self.cpu_load(prev) as i128 - task_load)
             * (100 + (imbalance_pct - 100) / 2)
-            * self.capacity_of(this_cpu) as i128;
+            * self.capacity_of(this_cpu) as i128
+            + i128::from(sync);
         if this_eff < prev_eff {
             this_cpu
         } else {

@@ -48,6 +48,21 @@ const TCP_SEGMENT: u64 = 65_536;
 pub const SKB_STRUCT: u64 = 256;
 pub const SKB_SHINFO: u64 = 320;
 
+/// Whether the wake-up of a task blocked on a channel of `kind` is sync (`WF_SYNC`: the
+/// waker is expected to sleep soon, which `wake_affine()` weighs): pipes wake readers and
+/// writers with `wake_up_interruptible_sync_poll()` (`pipe_write()`, `pipe_read()`), as unix
+/// sockets do (`sock_def_readable()` for readers, `unix_write_space()` for writers); a futex
+/// wake (`wake_up_q()`) is not sync. An inet socket's reader is woken by
+/// `sock_def_readable()` too, but is not sync here: with it, a loopback tbench pair moves
+/// onto one CPU and then loses half its throughput at a fixed frequency, for a reason not
+/// yet found (ARCHITECTURE.md, channels).
+pub fn wake_is_sync(kind: ChannelKind) -> bool {
+    match kind {
+        ChannelKind::Pipe | ChannelKind::Unix => true,
+        ChannelKind::Tcp | ChannelKind::Udp | ChannelKind::Futex => false,
+    }
+}
+
 /// Bytes one read or write of `bytes` on a channel of `kind` touches, for cache refills:
 /// the data, and on a socket the skb that carries it. Queued data is memory of its own
 /// (the skbs or pipe pages in flight), so it evicts what the CPU's other tasks had cached.

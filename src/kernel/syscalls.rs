@@ -85,12 +85,12 @@ impl Kernel {
             }
             Syscall::MutexUnlock(m) => {
                 if let Some(w) = self.futex.unlock(m, t) {
-                    self.try_to_wake_up(w, cpu, now, q);
+                    self.try_to_wake_up(w, cpu, false, now, q);
                 }
             }
             Syscall::CondWait { cond, mutex } => {
                 if let Some(w) = self.futex.cond_wait(cond, mutex, t) {
-                    self.try_to_wake_up(w, cpu, now, q);
+                    self.try_to_wake_up(w, cpu, false, now, q);
                 }
                 self.block(t);
                 return;
@@ -100,7 +100,7 @@ impl Kernel {
                 self.futex
                     .cond_wake(c, matches!(call, Syscall::CondBroadcast(_)), &mut wake);
                 for w in wake.drain(..) {
-                    self.try_to_wake_up(w, cpu, now, q);
+                    self.try_to_wake_up(w, cpu, false, now, q);
                 }
                 self.wake_scratch = wake;
             }
@@ -108,7 +108,7 @@ impl Kernel {
                 let mut wake = std::mem::take(&mut self.wake_scratch);
                 let outcome = self.futex.barrier(b, t, &mut wake);
                 for w in wake.drain(..) {
-                    self.try_to_wake_up(w, cpu, now, q);
+                    self.try_to_wake_up(w, cpu, false, now, q);
                 }
                 self.wake_scratch = wake;
                 if outcome == Outcome::Block {
@@ -189,7 +189,8 @@ impl Kernel {
                 self.tasks[c.task].activity =
                     Activity::Work(self.channel_op_work(c.chan, c.send, c.bytes));
             }
-            self.try_to_wake_up(c.task, cpu, now, q);
+            let sync = super::pipe::wake_is_sync(self.channels.chans[c.chan].kind);
+            self.try_to_wake_up(c.task, cpu, sync, now, q);
         }
         self.channels.restore_completed(done);
     }
