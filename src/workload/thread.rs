@@ -372,8 +372,9 @@ pub struct Thread {
     /// since most threads have none and a mask is NR_CPUS bits.
     default_affinity: Option<Box<CpuSet>>,
     cur_affinity: CpuSet,
-    /// The mask `cur_affinity` was last found equal to in `prologue` (none of the masks
-    /// changes while it stays set): the same source again skips the NR_CPUS-bit compare.
+    /// The mask source (phase, task or default) `cur_affinity` was last found equal to in
+    /// `prologue` (no source changes while it stays set): the same source again skips
+    /// building and comparing the NR_CPUS-bit mask.
     affinity_src: Option<AffinitySrc>,
     cur_params: SchedParams,
     cur_util: (Option<i32>, Option<i32>),
@@ -535,7 +536,8 @@ impl Thread {
     /// the log buffer has grown to its working size.
     pub fn step(&mut self, ctx: &mut UserCtx) -> Syscall {
         let workload: &Workload = ctx.workload;
-        let phases = &workload.tasks[self.task].phases[..];
+        let spec = &workload.tasks[self.task];
+        let phases = &spec.phases[..];
         let now = ctx.now;
         self.complete(ctx);
         loop {
@@ -567,7 +569,7 @@ impl Thread {
                         self.pc = Pc::Done;
                         continue;
                     }
-                    self.prologue(&workload.tasks[self.task]);
+                    self.prologue(spec);
                     self.iter = IterData::default();
                     self.pc = Pc::Event(0);
                 }
