@@ -49,17 +49,18 @@ pub const SKB_STRUCT: u64 = 256;
 pub const SKB_SHINFO: u64 = 320;
 
 /// Whether the wake-up of a task blocked on a channel of `kind` is sync (`WF_SYNC`: the
-/// waker is expected to sleep soon, which `wake_affine()` weighs): pipes wake readers and
-/// writers with `wake_up_interruptible_sync_poll()` (`pipe_write()`, `pipe_read()`), as unix
-/// sockets do (`sock_def_readable()` for readers, `unix_write_space()` for writers); a futex
-/// wake (`wake_up_q()`) is not sync. An inet socket's reader is woken by
-/// `sock_def_readable()` too, but is not sync here: with it, a loopback tbench pair moves
-/// onto one CPU and then loses half its throughput at a fixed frequency, for a reason not
-/// yet found (ARCHITECTURE.md, channels).
-pub fn wake_is_sync(kind: ChannelKind) -> bool {
+/// waker is expected to sleep soon, which `wake_affine()` weighs); `writer` when the woken
+/// task waited to write. Pipes wake readers and writers with
+/// `wake_up_interruptible_sync_poll()` (`pipe_write()`, `pipe_read()`); every socket wakes
+/// its readers so through `sock_def_readable()` (unix, UDP, and TCP, whose loopback receive
+/// runs in the sender's softirq), unix sockets their writers too (`unix_write_space()`);
+/// TCP's writers are woken by `sk_stream_write_space()` and a futex's waiters by
+/// `wake_up_q()`, neither sync. A UDP sender never blocks.
+pub fn wake_is_sync(kind: ChannelKind, writer: bool) -> bool {
     match kind {
-        ChannelKind::Pipe | ChannelKind::Unix => true,
-        ChannelKind::Tcp | ChannelKind::Udp | ChannelKind::Futex => false,
+        ChannelKind::Pipe | ChannelKind::Unix | ChannelKind::Udp => true,
+        ChannelKind::Tcp => !writer,
+        ChannelKind::Futex => false,
     }
 }
 

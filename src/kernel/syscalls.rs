@@ -189,7 +189,7 @@ impl Kernel {
                 self.tasks[c.task].activity =
                     Activity::Work(self.channel_op_work(c.chan, c.send, c.bytes));
             }
-            let sync = super::pipe::wake_is_sync(self.channels.chans[c.chan].kind);
+            let sync = super::pipe::wake_is_sync(self.channels.chans[c.chan].kind, c.send);
             self.try_to_wake_up(c.task, cpu, sync, now, q);
         }
         self.channels.restore_completed(done);
