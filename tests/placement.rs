@@ -556,17 +556,20 @@ fn sync_wake(kind: &str) -> (u64, u64) {
     (on("0"), on("4"))
 }
 
-/// v6.1 `wake_affine_idle()`: a sync wake-up (`WF_SYNC`, as `pipe_write()` issues it) from a
-/// waker that is alone on its CPU takes the waker's CPU, which the waker is about to leave,
-/// although the wakee's previous CPU is idle; a futex wake-up is not sync, and the idle
-/// previous CPU keeps the wakee.
+/// v6.1 `wake_affine_idle()`: a sync wake-up (`WF_SYNC`, as `pipe_write()` issues it, and
+/// `sock_def_readable()` for the readers of every socket) from a waker that is alone on its
+/// CPU takes the waker's CPU, which the waker is about to leave, although the wakee's
+/// previous CPU is idle; a futex wake-up is not sync, and the idle previous CPU keeps the
+/// wakee.
 #[test]
 fn a_sync_wakeup_from_a_lone_waker_takes_the_wakers_cpu() {
-    let (pipe_on_0, pipe_on_4) = sync_wake("pipe");
-    assert!(
-        pipe_on_0 > 10 * pipe_on_4,
-        "pipe: {pipe_on_0} ns on the waker's CPU 0, {pipe_on_4} ns on the idle CPU 4"
-    );
+    for kind in ["pipe", "unix", "tcp", "udp"] {
+        let (on_0, on_4) = sync_wake(kind);
+        assert!(
+            on_0 > 10 * on_4,
+            "{kind}: {on_0} ns on the waker's CPU 0, {on_4} ns on the idle CPU 4"
+        );
+    }
     let (futex_on_0, futex_on_4) = sync_wake("futex");
     assert!(
         futex_on_4 > 10 * futex_on_0,
