@@ -1611,6 +1611,9 @@ impl Kernel {
         match next.map(|n| (n, self.tasks[n].class())) {
             Some((n, Class::Fair)) => {
                 self.fair.set_next_entity(cpu, self.tasks[n].se, now);
+                if let Some(t) = self.fair.prefetch_next(cpu) {
+                    self.tasks[t].prefetch();
+                }
                 if self.variant.cpufreq_update_sites == UpdateSites::LessAggressive {
                     self.cpufreq_update_util(cpu, 0, now, q);
                 }

@@ -234,6 +234,11 @@ impl CfsRq {
     pub fn queued<'a>(&'a self, nodes: &'a Nodes) -> impl DoubleEndedIterator<Item = SeId> + 'a {
         self.timeline.iter(nodes)
     }
+
+    /// The entity after `se` in the timeline ([`Timeline::next_prefetched`]).
+    fn next_prefetched(&self, nodes: &Nodes, se: SeId) -> Option<SeId> {
+        self.timeline.next_prefetched(nodes, se)
+    }
 }
 
 /// `ENQUEUE_*` / `DEQUEUE_*` flags that CFS looks at.
@@ -301,6 +306,10 @@ pub struct Fair {
     util_est: bool,
     util_est_fastup: bool,
     free_ses: Vec<SeId>,
+    /// `ses[id].task` in a dense array (`u32::MAX` for a group's entity): the host finds
+    /// the task a queued entity schedules without reading the entity itself
+    /// ([`Fair::prefetch_next`]).
+    task_of: Vec<u32>,
     /// The nodes of the timelines and of the latency timelines, one per entity.
     tl_nodes: Nodes,
     lat_nodes: Nodes,
@@ -334,7 +343,13 @@ impl Fair {
             util_est: v.features.util_est,
             util_est_fastup: v.features.util_est_fastup,
             free_ses: Vec::new(),
-            tl_nodes: Nodes::default(),
+            task_of: Vec::new(),
+            // EEVDF's pick needs the subtree minima of the deadline; CFS's tree has none.
+            tl_nodes: if v.fair == FairPolicy::Eevdf {
+                Nodes::augmented()
+            } else {
+                Nodes::default()
+            },
             lat_nodes: Nodes::default(),
             tree_seq: 0,
             latency_nice: v.latency_nice,
@@ -358,13 +373,16 @@ impl Fair {
             ..SchedEntity::default()
         };
         pelt::init_entity_runnable_average(&mut se.avg, load.weight);
+        let task_of = u32::try_from(task).unwrap_or(u32::MAX);
         match self.free_ses.pop() {
             Some(id) => {
                 self.ses[id] = se;
+                self.task_of[id] = task_of;
                 id
             }
             None => {
                 self.ses.push(se);
+                self.task_of.push(task_of);
                 let id = self.ses.len() - 1;
                 self.tl_nodes.ensure(id);
                 self.lat_nodes.ensure(id);

@@ -250,6 +250,27 @@ pub struct Task {
 }
 
 impl Task {
+    /// Ask the host's caches for the fields that picking and running the task read, one
+    /// pick ahead ([`crate::sim::prefetch`]): they lie apart in the struct, which the
+    /// thread's state and two CPU masks make a few kilobytes long.
+    pub fn prefetch(&self) {
+        use crate::sim::prefetch;
+        prefetch(&self.policy);
+        prefetch(&self.se);
+        prefetch(&self.state);
+        prefetch(&self.ran_on);
+        prefetch(&self.touched_mark);
+        prefetch(&self.last_ran);
+        prefetch(&self.sum_exec_runtime);
+        prefetch(&self.cpus_allowed);
+        prefetch(&self.uclamp);
+        prefetch(&self.activity);
+        prefetch(&self.stats.cpu_runtime);
+        prefetch(&self.stats.preempted_at);
+        prefetch(&self.stats.latency_split);
+        self.thread.prefetch();
+    }
+
     pub fn class(&self) -> Class {
         Class::of(self.policy)
     }

@@ -1,9 +1,11 @@
 //! The discrete-event engine: events ordered by (time ns, sequence number), a seeded RNG, and
 //! the loop that hands each event to the model. Nothing here reads the wall clock.
 
+mod prefetch;
 mod queue;
 mod rng;
 
+pub use prefetch::prefetch;
 pub use queue::EventQueue;
 pub use rng::SimRng;
 

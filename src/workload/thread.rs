@@ -532,6 +532,17 @@ impl Thread {
         self.pc == Pc::Done
     }
 
+    /// Ask the host's caches for the fields `step` reads first ([`crate::sim::prefetch`]).
+    pub fn prefetch(&self) {
+        use crate::sim::prefetch;
+        prefetch(&self.pc);
+        prefetch(&self.pending);
+        prefetch(&self.iter);
+        prefetch(&self.outbox);
+        prefetch(&self.task_params);
+        prefetch(&self.cur_params);
+    }
+
     /// The next request, given that the previous one has completed. Never allocates once
     /// the log buffer has grown to its working size.
     pub fn step(&mut self, ctx: &mut UserCtx) -> Syscall {

@@ -226,6 +226,26 @@ impl Fair {
         }
     }
 
+    /// The task the root queue of `cpu` would run next if nothing changed before the next
+    /// pick (its leftmost, when that is a task's entity), with that entity and the one
+    /// after it asked into the host's caches ([`crate::sim::prefetch`]): a pick reads the
+    /// leftmost's entity and, once it is taken out, the next one's. A hint for the host;
+    /// it changes nothing.
+    pub fn prefetch_next(&self, cpu: usize) -> Option<usize> {
+        use crate::sim::prefetch;
+        let rq = &self.rqs[cpu];
+        let first = rq.first()?;
+        for id in std::iter::once(first).chain(rq.next_prefetched(&self.tl_nodes, first)) {
+            let se = &self.ses[id];
+            prefetch(&se.vruntime);
+            prefetch(&se.avg);
+            prefetch(&se.load);
+            prefetch(&se.deadline);
+        }
+        let task = self.task_of[first];
+        (task != u32::MAX).then_some(task as usize)
+    }
+
     /// `set_next_task_fair()`: the task entity and its ancestors become their queues'
     /// running entities.
     pub fn set_next_entity(&mut self, _cpu: usize, se: SeId, now: u64) {
