@@ -7,8 +7,8 @@
 //! grown with the entity arena), so inserting and removing allocate nothing. Priorities are a
 //! fixed hash of the entity id: the shape is deterministic, and the order (all a caller sees)
 //! depends only on the keys. Every node also carries an auxiliary key (EEVDF's (deadline,
-//! sequence)) and the minimum of it over its subtree, which finds the entity with the
-//! smallest auxiliary key among a prefix of the timeline in O(log n). The nodes are also
+//! sequence)) and, in an augmented arena, the minimum of it over its subtree, which finds
+//! the entity with the smallest auxiliary key among a prefix of the timeline in O(log n). The nodes are also
 //! threaded in key order (`prev`, `next`): taking out the leftmost, which every pick does,
 //! then finds the new one without walking the tree, whose nodes away from the spines have
 //! left the host's caches when there are many entities.
@@ -248,7 +248,7 @@ impl Timeline {
         }
     }
 
-    /// Rotate `x` above its parent, keeping the order and the subtree minima.
+    /// Rotate `x` above its parent, keeping the order (and, augmented, the subtree minima).
     fn rotate_up(&mut self, nodes: &mut Nodes, x: u32) {
         let p = nodes.rows[x as usize].parent;
         let g = nodes.rows[p as usize].parent;
