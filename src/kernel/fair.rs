@@ -234,11 +234,6 @@ impl CfsRq {
     pub fn queued<'a>(&'a self, nodes: &'a Nodes) -> impl DoubleEndedIterator<Item = SeId> + 'a {
         self.timeline.iter(nodes)
     }
-
-    /// The entity after `se` in the timeline ([`Timeline::next_prefetched`]).
-    fn next_prefetched(&self, nodes: &Nodes, se: SeId) -> Option<SeId> {
-        self.timeline.next_prefetched(nodes, se)
-    }
 }
 
 /// `ENQUEUE_*` / `DEQUEUE_*` flags that CFS looks at.
@@ -1244,6 +1239,9 @@ impl Fair {
         for se in self.queued(cfs) {
             let (v, _) = Timeline::key_of(&self.tl_nodes, se);
             debug_assert!(v == self.ses[se].vruntime && self.ses[se].cfs_rq == cfs);
+            // `task_of` mirrors the entity's task (`prefetch_next` reads it instead).
+            let task = u32::try_from(self.ses[se].task).unwrap_or(u32::MAX);
+            debug_assert_eq!(self.task_of[se], task, "entity {se}: task_of out of step");
         }
         // The latency timeline: ordered, only waiting latency-sensitive entities of this queue.
         rq.latency_timeline.check(&self.lat_nodes);

@@ -235,7 +235,7 @@ impl Fair {
         use crate::sim::prefetch;
         let rq = &self.rqs[cpu];
         let first = rq.first()?;
-        for id in std::iter::once(first).chain(rq.next_prefetched(&self.tl_nodes, first)) {
+        for id in std::iter::once(first).chain(rq.timeline.next_prefetched(&self.tl_nodes, first)) {
             let se = &self.ses[id];
             prefetch(&se.vruntime);
             prefetch(&se.avg);
