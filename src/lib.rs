@@ -47,7 +47,7 @@ use report::plot::{PlotRecorder, Tee};
 use report::Results;
 use sim::{EventQueue, SimRng};
 use std::path::{Path, PathBuf};
-use trace::{Dat, EventSelection, Ftrace, Observer, RtappLogs, TraceFormat};
+use trace::{Dat, EventSelection, Ftrace, Observer, RtappLogs, Spool, TraceFormat};
 use workload::Workload;
 
 /// Simulated time of a run whose workload and command line give none.
@@ -157,7 +157,7 @@ impl Simulation {
                         Box::new(Dat::new(staged.path(), nr_cpus))
                     }
                     _ => Box::new(Ftrace::with_options(
-                        f,
+                        Spool::new(f).map_err(|e| Error::io(path, e))?,
                         nr_cpus,
                         out.trace_events,
                         out.trace_counters,

@@ -10,14 +10,15 @@
 //! `cpuN util`, `cpuN util clamped`, `cpuN uclamp_min`, `cpuN uclamp_max`, and
 //! `overutilized`, the CPU-wide ones on the idle process (pid 0).
 //!
-//! Lines are formatted by hand into one reused buffer (`text.rs`) and handed to the writer
-//! a megabyte at a time.
+//! Lines are formatted by hand into one reused buffer (`text.rs`) and handed to the sink
+//! (`spool.rs`) a megabyte at a time.
 
 use super::text::{digits, int, nine_digits, put_first, right, uint, uint_left, uint_zero_padded};
+use super::spool::Sink;
 use super::{EventSelection, Observer, TaskRef, TraceEvent, IDLE_COMM};
-use std::io::{self, Write};
+use std::io;
 
-/// Bytes gathered before they go to the writer.
+/// Bytes gathered before they go to the sink.
 const FLUSH_AT: usize = 1 << 20;
 /// Slots of the rendered-comm cache.
 const COMM_CACHE: usize = 256;
@@ -30,8 +31,8 @@ const TASK_MAX: usize = 32;
 /// ` [<cpu>] <secs>.<ns>: `.
 const STAMP_MAX: usize = TASK_MAX + 4 + 20 + SECS_MAX + 11;
 
-pub struct Ftrace<W: Write> {
-    out: W,
+pub struct Ftrace<S: Sink> {
+    out: S,
     buf: Vec<u8>,
     /// The selectable events this trace shows (the kernel may emit more, for counters).
     shown: EventSelection,
@@ -49,15 +50,15 @@ pub struct Ftrace<W: Write> {
     error: Option<io::Error>,
 }
 
-impl<W: Write> Ftrace<W> {
+impl<S: Sink> Ftrace<S> {
     /// A trace of every event the kernel emits, without counter lines.
-    pub fn new(out: W, nr_cpus: usize) -> Self {
+    pub fn new(out: S, nr_cpus: usize) -> Self {
         Ftrace::with_options(out, nr_cpus, all_events(), false)
     }
 
     /// A trace showing the selectable events of `shown` (others always show), and the
     /// atrace counter lines when `counters`.
-    pub fn with_options(out: W, nr_cpus: usize, shown: EventSelection, counters: bool) -> Self {
+    pub fn with_options(out: S, nr_cpus: usize, shown: EventSelection, counters: bool) -> Self {
         let mut buf = Vec::with_capacity(FLUSH_AT + 4096);
         buf.extend_from_slice(b"# tracer: nop\n#\ncpus=");
         uint(&mut buf, nr_cpus as u64);
@@ -74,8 +75,8 @@ impl<W: Write> Ftrace<W> {
         }
     }
 
-    /// The writer, once flushed (for tests).
-    pub fn into_inner(mut self) -> io::Result<W> {
+    /// The sink, once flushed (for tests).
+    pub fn into_inner(mut self) -> io::Result<S> {
         Observer::finish(&mut self)?;
         Ok(self.out)
     }
@@ -337,9 +338,7 @@ impl<W: Write> Ftrace<W> {
     }
 
     fn flush_buf(&mut self) -> io::Result<()> {
-        let r = self.out.write_all(&self.buf);
-        self.buf.clear();
-        r
+        self.out.take(&mut self.buf)
     }
 }
 
@@ -418,7 +417,7 @@ fn clamps(b: &mut Vec<u8>, c: super::UclampFields) {
     field(b, b" uclamp_max=", c.uclamp_max);
 }
 
-impl<W: Write> Observer for Ftrace<W> {
+impl<S: Sink> Observer for Ftrace<S> {
     fn event(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>, ev: &TraceEvent<'_>) {
         if self.error.is_some() {
             return;
@@ -439,7 +438,7 @@ impl<W: Write> Observer for Ftrace<W> {
             return Err(e);
         }
         self.flush_buf()?;
-        self.out.flush()
+        self.out.finish()
     }
 }
 

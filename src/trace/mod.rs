@@ -1,16 +1,19 @@
 //! Observers of the kernel's event stream: the ftrace text writer (`ftrace.rs`), in the
-//! `trace-cmd report` format LISA and Perfetto read, trace-cmd's binary `trace.dat`
+//! `trace-cmd report` format LISA and Perfetto read, written out by a thread of its own
+//! (`spool.rs`), trace-cmd's binary `trace.dat`
 //! (`dat.rs`, with the tracefs format files in `dat/formats.rs`), and rt-app's per-thread
 //! logs (`rtapp_log.rs`). The kernel emits `TraceEvent`s; it knows nothing of formats.
 
 mod dat;
 mod ftrace;
 mod rtapp_log;
+mod spool;
 mod text;
 
 pub use dat::Dat;
 pub use ftrace::Ftrace;
 pub use rtapp_log::RtappLogs;
+pub use spool::Spool;
 
 /// The file format of `--trace`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
