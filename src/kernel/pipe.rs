@@ -429,6 +429,11 @@ impl Channels {
         Some(got)
     }
 
+    /// Whether the last calls completed a blocked operation.
+    pub fn has_completed(&self) -> bool {
+        !self.completed.is_empty()
+    }
+
     /// The blocked operations the last calls completed (their tasks must be woken); the
     /// caller hands the vector back with `restore_completed` once drained.
     pub fn take_completed(&mut self) -> Vec<Completed> {

@@ -82,7 +82,8 @@ impl Sink for Spool {
         let Some(full) = &self.full else {
             return Err(io::Error::other("the trace was already finished"));
         };
-        // Buffers circulate: a new one is made only until DEPTH + 1 exist.
+        // Buffers circulate: a new one is made only while none has come back, so at most
+        // DEPTH + 2 exist (one filling, DEPTH queued, one being written).
         let spare = self
             .empty
             .try_recv()

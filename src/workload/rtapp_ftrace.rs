@@ -167,9 +167,14 @@ impl Marks {
         }
     }
 
+    /// Whether `stats` writes a line.
+    pub fn wants_stats(&self) -> bool {
+        self.wants(FtraceCategories::STATS)
+    }
+
     /// `rtapp_stats: …` of an iteration's log row.
     pub fn stats(&mut self, row: &super::LoopRecord) {
-        if self.wants(FtraceCategories::STATS) {
+        if self.wants_stats() {
             // rt-app prints each with %d.
             let int = |v: u64| v as i64;
             self.int("rtapp_stats: period=", int(row.period));

@@ -891,25 +891,30 @@ impl Thread {
     /// Writes the iteration's log row and its ftrace lines, and moves to the next
     /// iteration, phase or task loop.
     fn end_iteration(&mut self, phases: &[PhaseSpec], now: u64, marks: &mut Marks) {
-        let start = round_us(self.iter.start_ns);
-        let row = LoopRecord {
-            idx: self.index,
-            perf: self.iter.perf,
-            run: self.iter.run_us,
-            period: round_us(now.saturating_sub(self.iter.start_ns)),
-            start,
-            end: round_us(now),
-            rel_st: start,
-            slack: self.iter.slack_us,
-            c_duration: self.iter.c_duration,
-            c_period: self.iter.c_period,
-            wu_lat: self.iter.wu_lat_us,
-        };
-        if self.logging {
-            self.log.push(row);
+        // The row exists for the log and the stats line, when either is on.
+        if self.logging || marks.wants_stats() {
+            let start = round_us(self.iter.start_ns);
+            let row = LoopRecord {
+                idx: self.index,
+                perf: self.iter.perf,
+                run: self.iter.run_us,
+                period: round_us(now.saturating_sub(self.iter.start_ns)),
+                start,
+                end: round_us(now),
+                rel_st: start,
+                slack: self.iter.slack_us,
+                c_duration: self.iter.c_duration,
+                c_period: self.iter.c_period,
+                wu_lat: self.iter.wu_lat_us,
+            };
+            if self.logging {
+                self.log.push(row);
+            }
+            marks.phase_loop("end", self.thread_loop, self.phase, self.phase_loop);
+            marks.stats(&row);
+        } else {
+            marks.phase_loop("end", self.thread_loop, self.phase, self.phase_loop);
         }
-        marks.phase_loop("end", self.thread_loop, self.phase, self.phase_loop);
-        marks.stats(&row);
         self.phase_loop += 1;
         if self.phase_loop == phases[self.phase].loop_count {
             self.phase_loop = 0;
