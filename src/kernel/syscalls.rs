@@ -170,6 +170,7 @@ impl Kernel {
     }
 
     /// The data of a channel read or write of `bytes` done on `cpu` evicts from its caches.
+    #[inline]
     fn touch_channel_data(&mut self, cpu: usize, chan: usize, bytes: u64) {
         let kind = self.channels.chans[chan].kind;
         self.touch(cpu, super::pipe::op_footprint(kind, bytes));
