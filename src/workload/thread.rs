@@ -380,6 +380,9 @@ pub struct Thread {
     cur_util: (Option<i32>, Option<i32>),
     cur_taskgroup: Option<usize>,
     cur_latency_nice: Option<i32>,
+    /// The phase whose prologue ran last: the attributes above are then that phase's, and
+    /// its prologue again would change nothing (a one-phase task's every iteration).
+    settled_phase: Option<usize>,
 
     iter: IterData,
     logging: bool,
@@ -450,6 +453,7 @@ impl Thread {
             cur_util: (None, None),
             cur_taskgroup: None,
             cur_latency_nice: None,
+            settled_phase: None,
             iter: IterData::default(),
             logging: false,
             log: Vec::new(),
@@ -474,6 +478,7 @@ impl Thread {
         self.default_affinity = Some(Box::new(mask));
         self.cur_affinity = mask;
         self.affinity_src = Some(AffinitySrc::Default);
+        self.settled_phase = None;
     }
 
     /// Keeps a `LoopRecord` per phase iteration for `drain_log` (off by default, so that
@@ -580,7 +585,10 @@ impl Thread {
                         self.pc = Pc::Done;
                         continue;
                     }
-                    self.prologue(spec);
+                    if self.settled_phase != Some(self.phase) {
+                        self.prologue(spec);
+                        self.settled_phase = Some(self.phase);
+                    }
                     self.iter = IterData::default();
                     self.pc = Pc::Event(0);
                 }
