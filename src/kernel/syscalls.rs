@@ -187,6 +187,7 @@ impl Kernel {
         }
     }
 
+    /// The waking itself, kept out of line so that the check above inlines small.
     #[inline(never)]
     fn wake_completed(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         let done = self.channels.take_completed();
