@@ -73,15 +73,13 @@ impl<E> EventQueue<E> {
             seq,
             event,
         };
+        let key = entry.key();
         // The front takes the entry if it sorts before the front's latest; it then gives
         // its latest to the heap when over its size. Otherwise the entry sorts after the
-        // whole front and goes to the heap. The new entry's sequence number is the largest
-        // yet, so it sorts before another entry exactly when its time is earlier: the
-        // times alone place it.
-        let time = entry.time;
+        // whole front and goes to the heap.
         match self.front.first() {
-            Some(latest) if time < latest.time => {
-                let at = self.front.partition_point(|e| e.time > time);
+            Some(latest) if key < latest.key() => {
+                let at = self.front.partition_point(|e| e.key() > key);
                 self.front.insert(at, entry);
                 if self.front.len() > FRONT {
                     let latest = self.front.remove(0);
