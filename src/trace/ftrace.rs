@@ -13,8 +13,8 @@
 //! Lines are formatted by hand into one reused buffer (`text.rs`) and handed to the sink
 //! (`spool.rs`) a megabyte at a time.
 
-use super::text::{digits, int, nine_digits, put_first, right, uint, uint_left, uint_zero_padded};
 use super::spool::Sink;
+use super::text::{digits, int, nine_digits, put_first, right, uint, uint_left, uint_zero_padded};
 use super::{EventSelection, Observer, TaskRef, TraceEvent, IDLE_COMM};
 use std::io;
 
