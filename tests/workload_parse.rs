@@ -879,6 +879,36 @@ fn phases_change_affinity_policy_uclamp_and_taskgroup_on_entry() {
 }
 
 #[test]
+fn a_phase_run_again_sets_nothing_again() {
+    // rt-app's prologue changes an attribute only where it differs from what the thread set
+    // last: a phase looping on itself sets its mask and clamp once, whatever the loops.
+    let w = parse(
+        r#"{"tasks": {"t": {"loop": 2, "phases": {
+            "p1": {"loop": 3, "cpus": [0], "run": 1000, "util_min": 300}
+        }}}}"#,
+    );
+    let (calls, _, masks) = run_alone_masks(&w, 1024, 1024, 100);
+    let calls: Vec<Syscall> = calls
+        .into_iter()
+        .map(|(_, c)| c)
+        .filter(|c| !matches!(c, Syscall::Run { .. }))
+        .collect();
+    assert!(matches!(calls[0], Syscall::SetScheduler(_)));
+    assert_eq!(
+        calls[1..],
+        [
+            Syscall::SetAffinity,
+            Syscall::SetUclamp {
+                min: Some(300),
+                max: None
+            },
+            Syscall::Exit,
+        ]
+    );
+    assert_eq!(masks, [CpuSet::single(0)]);
+}
+
+#[test]
 fn delay_counts_from_the_start_of_the_use_case() {
     let w = parse(r#"{"tasks": {"t": {"delay": 3000, "loop": 1, "run": 1000}}}"#);
     let (calls, _) = run_alone(&w, 1024, 1024, 10);

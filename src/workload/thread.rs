@@ -896,32 +896,35 @@ impl Thread {
         Syscall::Exit
     }
 
+    /// The log row of the iteration ending at `now`.
+    fn loop_record(&self, now: u64) -> LoopRecord {
+        let start = round_us(self.iter.start_ns);
+        LoopRecord {
+            idx: self.index,
+            perf: self.iter.perf,
+            run: self.iter.run_us,
+            period: round_us(now.saturating_sub(self.iter.start_ns)),
+            start,
+            end: round_us(now),
+            rel_st: start,
+            slack: self.iter.slack_us,
+            c_duration: self.iter.c_duration,
+            c_period: self.iter.c_period,
+            wu_lat: self.iter.wu_lat_us,
+        }
+    }
+
     /// Writes the iteration's log row and its ftrace lines, and moves to the next
     /// iteration, phase or task loop.
     fn end_iteration(&mut self, phases: &[PhaseSpec], now: u64, marks: &mut Marks) {
         // The row exists for the log and the stats line, when either is on.
-        if self.logging || marks.wants_stats() {
-            let start = round_us(self.iter.start_ns);
-            let row = LoopRecord {
-                idx: self.index,
-                perf: self.iter.perf,
-                run: self.iter.run_us,
-                period: round_us(now.saturating_sub(self.iter.start_ns)),
-                start,
-                end: round_us(now),
-                rel_st: start,
-                slack: self.iter.slack_us,
-                c_duration: self.iter.c_duration,
-                c_period: self.iter.c_period,
-                wu_lat: self.iter.wu_lat_us,
-            };
-            if self.logging {
-                self.log.push(row);
-            }
-            marks.phase_loop("end", self.thread_loop, self.phase, self.phase_loop);
-            marks.stats(&row);
-        } else {
-            marks.phase_loop("end", self.thread_loop, self.phase, self.phase_loop);
+        let row = (self.logging || marks.wants_stats()).then(|| self.loop_record(now));
+        if let Some(row) = row.filter(|_| self.logging) {
+            self.log.push(row);
+        }
+        marks.phase_loop("end", self.thread_loop, self.phase, self.phase_loop);
+        if let Some(row) = &row {
+            marks.stats(row);
         }
         self.phase_loop += 1;
         if self.phase_loop == phases[self.phase].loop_count {

@@ -8,10 +8,10 @@
 //! fixed hash of the entity id: the shape is deterministic, and the order (all a caller sees)
 //! depends only on the keys. Every node also carries an auxiliary key (EEVDF's (deadline,
 //! sequence)) and, in an augmented arena, the minimum of it over its subtree, which finds
-//! the entity with the smallest auxiliary key among a prefix of the timeline in O(log n). The nodes are also
-//! threaded in key order (`prev`, `next`): taking out the leftmost, which every pick does,
-//! then finds the new one without walking the tree, whose nodes away from the spines have
-//! left the host's caches when there are many entities.
+//! the entity with the smallest auxiliary key among a prefix of the timeline in O(log n).
+//! The nodes are also threaded in key order (`prev`, `next`): taking out the leftmost, which
+//! every pick does, then finds the new one without walking the tree, whose nodes away from
+//! the spines have left the host's caches when there are many entities.
 
 const NIL: u32 = u32::MAX;
 
