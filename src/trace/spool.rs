@@ -176,7 +176,7 @@ mod tests {
                 break;
             }
         }
-        let e = failed.map_or_else(|| spool.finish().unwrap_err(), |e| e);
+        let e = failed.unwrap_or_else(|| spool.finish().unwrap_err());
         assert_eq!(e.kind(), io::ErrorKind::StorageFull);
     }
 }
