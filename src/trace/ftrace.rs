@@ -10,26 +10,30 @@
 //! `cpuN util`, `cpuN util clamped`, `cpuN uclamp_min`, `cpuN uclamp_max`, and
 //! `overutilized`, the CPU-wide ones on the idle process (pid 0).
 //!
-//! Lines are formatted by hand into one reused buffer (`text.rs`) and handed to the sink
-//! (`spool.rs`) a megabyte at a time.
+//! Lines are formatted by hand into one reused buffer (`text.rs`), with the tasks' comm, pid
+//! and prio fields copied from their kept renderings (`task_text.rs`), and handed to the
+//! sink (`spool.rs`) a megabyte at a time.
 
 use super::spool::Sink;
-use super::text::{digits, int, nine_digits, put_first, right, uint, uint_left, uint_zero_padded};
+use super::task_text::{self, TaskTexts, TASK_MAX};
+use super::text::{digits, nine_digits, put_first, right, uint, uint_left};
 use super::{EventSelection, Observer, TaskRef, TraceEvent, IDLE_COMM};
 use std::io;
 
 /// Bytes gathered before they go to the sink.
 const FLUSH_AT: usize = 1 << 20;
-/// Slots of the rendered-comm cache.
-const COMM_CACHE: usize = 256;
-/// `<secs>.`: at most 11 digits (`u64::MAX` ns) and the dot.
-const SECS_MAX: usize = 12;
-/// The longest `<comm>-<pid>` the cache holds: a 16-character comm and a 15-digit pid.
-const TASK_MAX: usize = 32;
-/// The longest ` [<cpu>] <secs>.<ns>: `.
-/// The longest line start put together in one piece: a cached `<comm>-<pid>`, then
-/// ` [<cpu>] <secs>.<ns>: `.
-const STAMP_MAX: usize = TASK_MAX + 4 + 20 + SECS_MAX + 11;
+/// `<secs>.<ns>: `: at most 11 digits of seconds (`u64::MAX` ns), the dot, nine digits and
+/// `: `.
+const TIME_MAX: usize = 23;
+/// The longest line start put together in one piece: a kept `<comm>-<pid>`, ` [<cpu>] `
+/// (at most 20 digits) and the time.
+const STAMP_MAX: usize = TASK_MAX + 24 + TIME_MAX;
+/// The task a line runs in when no task runs.
+const IDLE_TASK: TaskRef<'static> = TaskRef {
+    comm: IDLE_COMM,
+    pid: 0,
+    prio: 120,
+};
 
 pub struct Ftrace<S: Sink> {
     out: S,
@@ -39,13 +43,14 @@ pub struct Ftrace<S: Sink> {
     counters: bool,
     /// ` [ccc] ` of each CPU below 1000.
     cpu_fields: Vec<[u8; 7]>,
-    /// Rendered `<comm>-<pid>` line starts by pid modulo `COMM_CACHE`.
-    /// `(pid, bytes, length)`; a length of 0 is an empty slot, and a rendering longer than
-    /// `TASK_MAX` is not kept.
-    comms: Vec<(u32, [u8; TASK_MAX], usize)>,
-    /// The whole seconds of the last timestamp, rendered with their `.` (the bytes used,
-    /// of `SECS_MAX`): they change once a simulated second.
-    secs: (u64, [u8; SECS_MAX], usize),
+    /// The kept renderings of the tasks named.
+    tasks: TaskTexts,
+    /// `<secs>.<ns>: ` of the last timestamp rendered, `(ts, bytes, length)`: consecutive
+    /// lines often share it.
+    time: (u64, [u8; TIME_MAX], usize),
+    /// The whole seconds rendered at the start of `time`, and their length with the dot:
+    /// they change once a simulated second.
+    secs: (u64, usize),
     /// The first write error; later writes are skipped and `finish` reports it.
     error: Option<io::Error>,
 }
@@ -69,8 +74,9 @@ impl<S: Sink> Ftrace<S> {
             shown,
             counters,
             cpu_fields: (0..nr_cpus.min(1000)).map(cpu_field).collect(),
-            comms: vec![(0, [0; TASK_MAX], 0); COMM_CACHE],
-            secs: (0, *b"0.\0\0\0\0\0\0\0\0\0\0", 2),
+            tasks: TaskTexts::new(nr_cpus),
+            time: (0, *b"0.000000000: \0\0\0\0\0\0\0\0\0\0", 13),
+            secs: (0, 2),
             error: None,
         }
     }
@@ -83,38 +89,23 @@ impl<S: Sink> Ftrace<S> {
 
     /// `<comm>-<pid> [<cpu>] <secs>.<ns>: ` of the task running on `cpu`.
     fn prefix(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>) {
-        let (comm, pid) = current.map_or((IDLE_COMM, 0), |t| (t.comm, t.pid));
-        // A task's comm is fixed (renames reach the trace only as events), so its rendered
-        // `<comm>-<pid>` is kept in a small direct-mapped cache by pid: memory stays
-        // bounded however many tasks a run forks.
-        let slot = &mut self.comms[pid as usize % COMM_CACHE];
+        let t = current.unwrap_or(IDLE_TASK);
+        if ts != self.time.0 {
+            self.render_time(ts);
+        }
+        // The kept `<comm>-<pid>`, ` [ccc] ` and the time are put together in one piece of
+        // fixed size; a task not kept is formatted in front of it.
         let mut stamp = [0; STAMP_MAX];
         let mut n = 0;
-        if slot.0 == pid && slot.2 > 0 {
-            stamp[..TASK_MAX].copy_from_slice(&slot.1);
-            n = slot.2;
+        if let Some(r) = self.tasks.of(t) {
+            let (task, len) = r.task.padded();
+            stamp[..TASK_MAX].copy_from_slice(task);
+            n = len;
         } else {
-            let start = self.buf.len();
-            right(&mut self.buf, comm, 16);
+            right(&mut self.buf, t.comm, 16);
             self.buf.push(b'-');
-            uint_left(&mut self.buf, pid.into(), 5);
-            let rendered = &self.buf[start..];
-            let len = if rendered.len() <= TASK_MAX {
-                slot.1[..rendered.len()].copy_from_slice(rendered);
-                rendered.len()
-            } else {
-                0
-            };
-            *slot = (pid, slot.1, len);
+            uint_left(&mut self.buf, t.pid.into(), 5);
         }
-        let secs = ts / 1_000_000_000;
-        if secs != self.secs.0 {
-            let n = digits(&mut self.secs.1, secs);
-            self.secs.1[n] = b'.';
-            self.secs = (secs, self.secs.1, n + 1);
-        }
-        // `<comm>-<pid>` when cached, then ` [ccc] <secs>.nnnnnnnnn: `, are put together in
-        // one fixed-size piece.
         if let Some(field) = self.cpu_fields.get(cpu) {
             stamp[n..n + 7].copy_from_slice(field);
             n += 7;
@@ -128,16 +119,30 @@ impl<S: Sink> Ftrace<S> {
             stamp[n..n + 2].copy_from_slice(b"] ");
             n += 2;
         }
-        stamp[n..n + SECS_MAX].copy_from_slice(&self.secs.1);
-        n += self.secs.2;
-        nine_digits(&mut stamp[n..n + 9], ts % 1_000_000_000);
-        stamp[n + 9..n + 11].copy_from_slice(b": ");
-        put_first(&mut self.buf, &stamp, n + 11);
+        stamp[n..n + TIME_MAX].copy_from_slice(&self.time.1);
+        n += self.time.2;
+        put_first(&mut self.buf, &stamp, n);
+    }
+
+    /// Render `<secs>.<ns>: ` of `ts` into `time`.
+    fn render_time(&mut self, ts: u64) {
+        let secs = ts / 1_000_000_000;
+        if secs != self.secs.0 {
+            let n = digits(&mut self.time.1, secs);
+            self.time.1[n] = b'.';
+            self.secs = (secs, n + 1);
+        }
+        let n = self.secs.1;
+        nine_digits(&mut self.time.1[n..n + 9], ts % 1_000_000_000);
+        self.time.1[n + 9..n + 11].copy_from_slice(b": ");
+        self.time.0 = ts;
+        self.time.2 = n + 11;
     }
 
     fn line(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>, ev: &TraceEvent<'_>) {
         self.prefix(ts, cpu, current);
         let b = &mut self.buf;
+        let tasks = &mut self.tasks;
         match *ev {
             TraceEvent::SchedSwitch {
                 prev,
@@ -145,21 +150,21 @@ impl<S: Sink> Ftrace<S> {
                 next,
                 cpu,
             } => {
-                b.extend_from_slice(b"sched_switch: prev_comm=");
-                switch_comm(b, prev, cpu);
-                field(b, b" prev_pid=", prev.pid.into());
-                field_i(b, b" prev_prio=", prev.prio.into());
+                b.extend_from_slice(b"sched_switch: ");
+                switch_fields(b, tasks, prev, cpu, false);
                 b.extend_from_slice(b" prev_state=");
                 b.extend_from_slice(prev_state.as_bytes());
-                b.extend_from_slice(b" ==> next_comm=");
-                switch_comm(b, next, cpu);
-                field(b, b" next_pid=", next.pid.into());
-                field_i(b, b" next_prio=", next.prio.into());
+                b.extend_from_slice(b" ==> ");
+                switch_fields(b, tasks, next, cpu, true);
             }
-            TraceEvent::SchedWaking { p, target_cpu } => wakeup(b, b"sched_waking", p, target_cpu),
-            TraceEvent::SchedWakeup { p, target_cpu } => wakeup(b, b"sched_wakeup", p, target_cpu),
+            TraceEvent::SchedWaking { p, target_cpu } => {
+                wakeup(b, tasks, b"sched_waking", p, target_cpu)
+            }
+            TraceEvent::SchedWakeup { p, target_cpu } => {
+                wakeup(b, tasks, b"sched_wakeup", p, target_cpu)
+            }
             TraceEvent::SchedWakeupNew { p, target_cpu } => {
-                wakeup(b, b"sched_wakeup_new", p, target_cpu)
+                wakeup(b, tasks, b"sched_wakeup_new", p, target_cpu)
             }
             TraceEvent::SchedMigrateTask {
                 p,
@@ -167,7 +172,7 @@ impl<S: Sink> Ftrace<S> {
                 dest_cpu,
             } => {
                 b.extend_from_slice(b"sched_migrate_task: ");
-                comm_pid_prio(b, p);
+                comm_pid_prio(b, tasks, p);
                 field(b, b" orig_cpu=", orig_cpu as u64);
                 field(b, b" dest_cpu=", dest_cpu as u64);
             }
@@ -181,7 +186,7 @@ impl<S: Sink> Ftrace<S> {
             }
             TraceEvent::SchedProcessExit { p } => {
                 b.extend_from_slice(b"sched_process_exit: ");
-                comm_pid_prio(b, p);
+                comm_pid_prio(b, tasks, p);
             }
             TraceEvent::TaskRename { p, oldcomm } => {
                 field(b, b"task_rename: pid=", p.pid.into());
@@ -364,37 +369,45 @@ fn field(b: &mut Vec<u8>, name: &[u8], v: u64) {
     uint(b, v);
 }
 
+/// sched_switch's `prev_…` (or, with `next`, `next_…`) fields of `t` on `cpu`.
 #[inline(always)]
-fn field_i(b: &mut Vec<u8>, name: &[u8], v: i64) {
-    b.extend_from_slice(name);
-    int(b, v);
-}
-
-/// The idle task is `swapper/N` in sched_switch.
-#[inline(always)]
-fn switch_comm(b: &mut Vec<u8>, t: TaskRef<'_>, cpu: usize) {
-    if t.pid == 0 {
-        field(b, b"swapper/", cpu as u64);
-    } else {
-        b.extend_from_slice(t.comm.as_bytes());
+fn switch_fields(b: &mut Vec<u8>, tasks: &mut TaskTexts, t: TaskRef<'_>, cpu: usize, next: bool) {
+    match tasks.switching(t, cpu) {
+        Some(r) if next => r.next.put(b),
+        Some(r) => r.prev.put(b),
+        None => {
+            let p = if next { "next_" } else { "prev_" };
+            let mut name = [0; task_text::SWAPPER_MAX];
+            let comm = if t.pid == 0 {
+                task_text::swapper(&mut name, cpu)
+            } else {
+                t.comm
+            };
+            task_text::fields(b, p, comm, t.pid, t.prio);
+        }
     }
 }
 
 #[inline(always)]
-fn comm_pid_prio(b: &mut Vec<u8>, p: TaskRef<'_>) {
-    b.extend_from_slice(b"comm=");
-    b.extend_from_slice(p.comm.as_bytes());
-    field(b, b" pid=", p.pid.into());
-    field_i(b, b" prio=", p.prio.into());
+fn comm_pid_prio(b: &mut Vec<u8>, tasks: &mut TaskTexts, p: TaskRef<'_>) {
+    match tasks.of(p) {
+        Some(r) => r.fields.put(b),
+        None => task_text::fields(b, "", p.comm, p.pid, p.prio),
+    }
 }
 
 #[inline(always)]
-fn wakeup(b: &mut Vec<u8>, name: &[u8], p: TaskRef<'_>, target: usize) {
+fn wakeup(b: &mut Vec<u8>, tasks: &mut TaskTexts, name: &[u8], p: TaskRef<'_>, target: usize) {
     b.extend_from_slice(name);
     b.extend_from_slice(b": ");
-    comm_pid_prio(b, p);
+    comm_pid_prio(b, tasks, p);
+    // `target_cpu=%03d`.
     b.extend_from_slice(b" target_cpu=");
-    uint_zero_padded(b, target as u64, 3);
+    if target < 1000 {
+        b.extend_from_slice(&cpu_field(target)[2..5]);
+    } else {
+        uint(b, target as u64);
+    }
 }
 
 fn pelt(b: &mut Vec<u8>, avg: super::PeltFields) {

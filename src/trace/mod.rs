@@ -1,6 +1,6 @@
 //! Observers of the kernel's event stream: the ftrace text writer (`ftrace.rs`), in the
 //! `trace-cmd report` format LISA and Perfetto read, written out by a thread of its own
-//! (`spool.rs`), trace-cmd's binary `trace.dat`
+//! (`spool.rs`) with its tasks' renderings kept (`task_text.rs`), trace-cmd's binary `trace.dat`
 //! (`dat.rs`, with the tracefs format files in `dat/formats.rs`), and rt-app's per-thread
 //! logs (`rtapp_log.rs`). The kernel emits `TraceEvent`s; it knows nothing of formats.
 
@@ -8,6 +8,7 @@ mod dat;
 mod ftrace;
 mod rtapp_log;
 mod spool;
+mod task_text;
 mod text;
 
 pub use dat::Dat;

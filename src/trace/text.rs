@@ -83,18 +83,6 @@ pub fn int(out: &mut Vec<u8>, v: i64) {
     uint(out, v.unsigned_abs());
 }
 
-/// Append `v` in decimal, zero-padded to `width` digits (`%0Nd`).
-pub fn uint_zero_padded(out: &mut Vec<u8>, v: u64, width: usize) {
-    const ZEROS: [u8; 20] = [b'0'; 20];
-    let zeros = width.saturating_sub(decimal_len(v));
-    if zeros <= ZEROS.len() {
-        put_first(out, &ZEROS, zeros);
-    } else {
-        out.resize(out.len() + zeros, b'0');
-    }
-    uint(out, v);
-}
-
 /// "00" to "99".
 const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
       2021222324252627282930313233343536373839\
@@ -171,9 +159,6 @@ mod tests {
             let mut b = Vec::new();
             uint(&mut b, v);
             assert_eq!(b, v.to_string().into_bytes());
-            let mut b = Vec::new();
-            uint_zero_padded(&mut b, v, 9);
-            assert_eq!(b, format!("{v:09}").into_bytes());
             if v < 1_000_000_000 {
                 let mut b = [0; 9];
                 nine_digits(&mut b, v);
