@@ -346,10 +346,11 @@ fn scenarios(c: &mut Criterion) {
             let (events, _) = run(&none);
             g.throughput(Throughput::Elements(events));
             g.bench_function("juno_example7_10s", |b| b.iter(|| run(&none)));
-            // The trace's cost is formatting and writing it. Replacing an earlier trace also
-            // costs its file system the old file's removal (and, on ext4, `auto_da_alloc`'s
-            // flush of the new one at the rename): `_trace` removes the old file outside the
-            // timing, as a fresh output path would; `_trace_replacing` times that too.
+            // The trace's cost is formatting and writing it (with its plat_info.yml).
+            // Replacing earlier files also costs their file system the old files' removal
+            // (and, on ext4, `auto_da_alloc`'s flush of the new ones at the rename):
+            // `_trace` removes the old files outside the timing, as fresh output paths
+            // would; `_trace_replacing` times that too.
             let dir = tempfile::tempdir().unwrap();
             let traced = Outputs {
                 trace: Some(dir.path().join("ex7.txt")),
@@ -358,7 +359,9 @@ fn scenarios(c: &mut Criterion) {
             g.bench_function("juno_example7_10s_trace", |b| {
                 b.iter_batched(
                     || {
-                        let _ = std::fs::remove_file(dir.path().join("ex7.txt"));
+                        for name in ["ex7.txt", "ex7.plat_info.yml"] {
+                            let _ = std::fs::remove_file(dir.path().join(name));
+                        }
                     },
                     |()| run(&traced),
                     BatchSize::PerIteration,

@@ -47,7 +47,7 @@ use report::plot::{PlotRecorder, Tee};
 use report::Results;
 use sim::{EventQueue, SimRng};
 use std::path::{Path, PathBuf};
-use trace::{Dat, EventSelection, Ftrace, Observer, RtappLogs, Spool, TraceFormat};
+use trace::{Dat, Deferred, EventSelection, Ftrace, Observer, RtappLogs, TraceFormat};
 use workload::Workload;
 
 /// Simulated time of a run whose workload and command line give none.
@@ -149,20 +149,21 @@ impl Simulation {
             Some(path) => {
                 let (staged, f) = output::Staged::file(path).map_err(|e| Error::io(path, e))?;
                 let nr_cpus = run.platform.nr_cpus();
-                let trace: Box<dyn Observer> = match out.trace_format.of(path) {
+                // The file's writer runs on a reader thread of the ring buffer.
+                let deferred = match out.trace_format.of(path) {
                     TraceFormat::Dat => {
                         // The .dat writer reopens its (staged) file and writes its page files
                         // beside it.
                         drop(f);
-                        Box::new(Dat::new(staged.path(), nr_cpus))
+                        Deferred::new(Dat::new(staged.path(), nr_cpus), "trace-dat")
                     }
-                    _ => Box::new(Ftrace::with_options(
-                        Spool::new(f).map_err(|e| Error::io(path, e))?,
-                        nr_cpus,
-                        out.trace_events,
-                        out.trace_counters,
-                    )),
+                    _ => Deferred::new(
+                        Ftrace::with_options(f, nr_cpus, out.trace_events, out.trace_counters),
+                        "trace-text",
+                    ),
                 };
+                let trace: Box<dyn Observer> =
+                    Box::new(deferred.map_err(|e| Error::io(path, e))?);
                 staged_trace = Some(staged);
                 Some(trace)
             }

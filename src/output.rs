@@ -104,7 +104,23 @@ impl Staged {
             }
             std::fs::remove_dir(&temp)?;
         } else {
-            std::fs::rename(&temp, &self.target)?;
+            // Renaming over a regular file makes ext4 (`auto_da_alloc`, on by default) start
+            // writing the new file back inside rename(2): 0.2-0.3 s for a 600 MB trace, a
+            // third of the run that made it. Removing the old file first spares that; the
+            // path is then missing for the moment between the two calls.
+            let replaces = std::fs::symlink_metadata(&self.target).is_ok_and(|m| m.is_file());
+            if replaces {
+                std::fs::remove_file(&self.target)?;
+            }
+            if let Err(e) = std::fs::rename(&temp, &self.target) {
+                if replaces {
+                    // The old file is gone: keep the new one where it is.
+                    self.temp = None;
+                    let at = temp.display();
+                    return Err(io::Error::new(e.kind(), format!("{e} (the output is at {at})")));
+                }
+                return Err(e);
+            }
         }
         self.temp = None;
         Ok(())
@@ -149,6 +165,10 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         write_atomic(&path, b"whole").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"whole");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // A file written again replaces the old one whole.
+        write_atomic(&path, b"again").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"again");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 

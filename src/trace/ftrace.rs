@@ -11,17 +11,17 @@
 //! `overutilized`, the CPU-wide ones on the idle process (pid 0).
 //!
 //! Lines are formatted by hand into one reused buffer (`text.rs`), with the tasks' comm, pid
-//! and prio fields copied from their kept renderings (`task_text.rs`), and handed to the
-//! sink (`spool.rs`) a megabyte at a time.
+//! and prio fields copied from their kept renderings (`task_text.rs`), and written out a
+//! megabyte at a time. The CLI runs this writer on the ring buffer's reader thread
+//! (`ring_buffer.rs`).
 
-use super::spool::Sink;
 use super::task_text::{self, TaskTexts, TASK_MAX};
 use super::text::{digits, nine_digits, put_first, right, uint, uint_left};
 use super::{EventSelection, Observer, TaskRef, TraceEvent, IDLE_COMM};
-use std::io;
+use std::io::{self, Write};
 
-/// Bytes gathered before they go to the sink.
-const FLUSH_AT: usize = 1 << 20;
+/// Bytes gathered before they are written.
+const FLUSH_AT: usize = 256 << 10;
 /// `<secs>.<ns>: `: at most 11 digits of seconds (`u64::MAX` ns), the dot, nine digits and
 /// `: `.
 const TIME_MAX: usize = 23;
@@ -35,8 +35,8 @@ const IDLE_TASK: TaskRef<'static> = TaskRef {
     prio: 120,
 };
 
-pub struct Ftrace<S: Sink> {
-    out: S,
+pub struct Ftrace<W: Write> {
+    out: W,
     buf: Vec<u8>,
     /// The selectable events this trace shows (the kernel may emit more, for counters).
     shown: EventSelection,
@@ -55,15 +55,15 @@ pub struct Ftrace<S: Sink> {
     error: Option<io::Error>,
 }
 
-impl<S: Sink> Ftrace<S> {
+impl<W: Write> Ftrace<W> {
     /// A trace of every event the kernel emits, without counter lines.
-    pub fn new(out: S, nr_cpus: usize) -> Self {
+    pub fn new(out: W, nr_cpus: usize) -> Self {
         Ftrace::with_options(out, nr_cpus, all_events(), false)
     }
 
     /// A trace showing the selectable events of `shown` (others always show), and the
     /// atrace counter lines when `counters`.
-    pub fn with_options(out: S, nr_cpus: usize, shown: EventSelection, counters: bool) -> Self {
+    pub fn with_options(out: W, nr_cpus: usize, shown: EventSelection, counters: bool) -> Self {
         let mut buf = Vec::with_capacity(FLUSH_AT + 4096);
         buf.extend_from_slice(b"# tracer: nop\n#\ncpus=");
         uint(&mut buf, nr_cpus as u64);
@@ -81,8 +81,8 @@ impl<S: Sink> Ftrace<S> {
         }
     }
 
-    /// The sink, once flushed (for tests).
-    pub fn into_inner(mut self) -> io::Result<S> {
+    /// The writer, once flushed (for tests).
+    pub fn into_inner(mut self) -> io::Result<W> {
         Observer::finish(&mut self)?;
         Ok(self.out)
     }
@@ -343,7 +343,9 @@ impl<S: Sink> Ftrace<S> {
     }
 
     fn flush_buf(&mut self) -> io::Result<()> {
-        self.out.take(&mut self.buf)
+        let r = self.out.write_all(&self.buf);
+        self.buf.clear();
+        r
     }
 }
 
@@ -430,7 +432,7 @@ fn clamps(b: &mut Vec<u8>, c: super::UclampFields) {
     field(b, b" uclamp_max=", c.uclamp_max);
 }
 
-impl<S: Sink> Observer for Ftrace<S> {
+impl<W: Write> Observer for Ftrace<W> {
     fn event(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>, ev: &TraceEvent<'_>) {
         if self.error.is_some() {
             return;
@@ -451,7 +453,7 @@ impl<S: Sink> Observer for Ftrace<S> {
             return Err(e);
         }
         self.flush_buf()?;
-        self.out.finish()
+        self.out.flush()
     }
 }
 

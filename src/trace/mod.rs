@@ -1,20 +1,21 @@
 //! Observers of the kernel's event stream: the ftrace text writer (`ftrace.rs`), in the
-//! `trace-cmd report` format LISA and Perfetto read, written out by a thread of its own
-//! (`spool.rs`) with its tasks' renderings kept (`task_text.rs`), trace-cmd's binary `trace.dat`
-//! (`dat.rs`, with the tracefs format files in `dat/formats.rs`), and rt-app's per-thread
-//! logs (`rtapp_log.rs`). The kernel emits `TraceEvent`s; it knows nothing of formats.
+//! `trace-cmd report` format LISA and Perfetto read, with its tasks' renderings kept
+//! (`task_text.rs`); trace-cmd's binary `trace.dat` (`dat.rs`, with the tracefs format files
+//! in `dat/formats.rs`); rt-app's per-thread logs (`rtapp_log.rs`). A trace file's writer
+//! runs on a thread of its own, fed by the ring buffer (`ring_buffer.rs`). The kernel emits
+//! `TraceEvent`s; it knows nothing of formats.
 
 mod dat;
 mod ftrace;
 mod rtapp_log;
-mod spool;
+mod ring_buffer;
 mod task_text;
 mod text;
 
 pub use dat::Dat;
 pub use ftrace::Ftrace;
 pub use rtapp_log::RtappLogs;
-pub use spool::Spool;
+pub use ring_buffer::Deferred;
 
 /// The file format of `--trace`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
