@@ -64,6 +64,8 @@ impl fmt::Display for InputError {
     }
 }
 
+impl std::error::Error for InputError {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +78,3 @@ mod tests {
         assert!(line.contains("tasks.a\\nb"), "{line}");
     }
 }
-
-impl std::error::Error for InputError {}

@@ -75,7 +75,7 @@ pub fn parse_duration(s: &str, source: &str, place: &str) -> Result<u64, InputEr
             format!("`{s}`"),
         ));
     }
-    if !(ns >= 1.0) {
+    if ns.is_nan() || ns < 1.0 {
         return Err(bad());
     }
     Ok(ns as u64)

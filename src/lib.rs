@@ -162,8 +162,7 @@ impl Simulation {
                         "trace-text",
                     ),
                 };
-                let trace: Box<dyn Observer> =
-                    Box::new(deferred.map_err(|e| Error::io(path, e))?);
+                let trace: Box<dyn Observer> = Box::new(deferred.map_err(|e| Error::io(path, e))?);
                 staged_trace = Some(staged);
                 Some(trace)
             }

@@ -117,7 +117,10 @@ impl Staged {
                     // The old file is gone: keep the new one where it is.
                     self.temp = None;
                     let at = temp.display();
-                    return Err(io::Error::new(e.kind(), format!("{e} (the output is at {at})")));
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("{e} (the output is at {at})"),
+                    ));
                 }
                 return Err(e);
             }

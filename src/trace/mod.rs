@@ -7,15 +7,15 @@
 
 mod dat;
 mod ftrace;
-mod rtapp_log;
 mod ring_buffer;
+mod rtapp_log;
 mod task_text;
 mod text;
 
 pub use dat::Dat;
 pub use ftrace::Ftrace;
-pub use rtapp_log::RtappLogs;
 pub use ring_buffer::Deferred;
+pub use rtapp_log::RtappLogs;
 
 /// The file format of `--trace`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

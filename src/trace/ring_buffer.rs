@@ -474,7 +474,10 @@ impl Deferred {
         };
         // Batches circulate: a new one is made only while none has come back, so at most
         // DEPTH + 2 exist (one recording, DEPTH queued, one being read).
-        let spare = self.empty.try_recv().unwrap_or_else(|_| Batch::with_capacity());
+        let spare = self
+            .empty
+            .try_recv()
+            .unwrap_or_else(|_| Batch::with_capacity());
         let batch = std::mem::replace(&mut self.batch, spare);
         if full.send(batch).is_err() {
             // The reader is gone (it panicked): `finish` reports it; record no more.
@@ -570,7 +573,10 @@ mod tests {
                 prio: 100 + (i % 40) as i32,
             };
             let (p, q, cpu) = (t(0), t(1), i % 4);
-            let mark = format!("rtapp_loop: event=start thread_loop={i} {}", "x".repeat(i % 300));
+            let mark = format!(
+                "rtapp_loop: event=start thread_loop={i} {}",
+                "x".repeat(i % 300)
+            );
             let events = [
                 TraceEvent::SchedSwitch {
                     prev: p,
@@ -600,10 +606,7 @@ mod tests {
                 TraceEvent::SchedPeltCfs { cpu, avg },
                 TraceEvent::SchedPeltRt { cpu, avg },
                 TraceEvent::SchedPeltDl { cpu, avg },
-                TraceEvent::TaskRename {
-                    p,
-                    oldcomm: q.comm,
-                },
+                TraceEvent::TaskRename { p, oldcomm: q.comm },
                 TraceEvent::SchedUtilEstSe {
                     cpu,
                     p,

@@ -215,20 +215,26 @@ mod tests {
         let r = c.of(t).unwrap();
         assert_eq!(text(&r.task), "       thread0-0-101  ");
         assert_eq!(text(&r.fields), "comm=thread0-0 pid=101 prio=120");
-        assert_eq!(text(&r.prev), "prev_comm=thread0-0 prev_pid=101 prev_prio=120");
-        assert_eq!(text(&r.next), "next_comm=thread0-0 next_pid=101 next_prio=120");
+        assert_eq!(
+            text(&r.prev),
+            "prev_comm=thread0-0 prev_pid=101 prev_prio=120"
+        );
+        assert_eq!(
+            text(&r.next),
+            "next_comm=thread0-0 next_pid=101 next_prio=120"
+        );
         let reniced = TaskRef { prio: -1, ..t };
-        assert_eq!(text(&c.of(reniced).unwrap().fields), "comm=thread0-0 pid=101 prio=-1");
+        assert_eq!(
+            text(&c.of(reniced).unwrap().fields),
+            "comm=thread0-0 pid=101 prio=-1"
+        );
         // Another task in the same slot, and a comm the cache does not keep.
         let other = TaskRef {
             comm: "renamed",
             pid: 101 + SLOTS as u32,
             prio: 120,
         };
-        assert_eq!(
-            text(&c.of(other).unwrap().task),
-            "         renamed-357  "
-        );
+        assert_eq!(text(&c.of(other).unwrap().task), "         renamed-357  ");
         let long = TaskRef {
             comm: "a-comm-of-seventeen",
             ..t
@@ -244,6 +250,9 @@ mod tests {
             "prev_comm=swapper/3 prev_pid=0 prev_prio=120"
         );
         assert!(c.switching(idle, 4).is_none());
-        assert_eq!(text(&c.switching(t, 4).unwrap().task), "       thread0-0-101  ");
+        assert_eq!(
+            text(&c.switching(t, 4).unwrap().task),
+            "       thread0-0-101  "
+        );
     }
 }

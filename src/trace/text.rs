@@ -131,6 +131,12 @@ fn chars(s: &str) -> usize {
     }
 }
 
+/// A CPU mask in the kernel's `%*pb` hex form.
+pub fn hex_mask(out: &mut Vec<u8>, m: &crate::workload::CpuSet) {
+    use std::io::Write;
+    let _ = write!(out, "{m:x}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,10 +185,4 @@ mod tests {
             assert_eq!(b, format!("{s:>16}").into_bytes());
         }
     }
-}
-
-/// A CPU mask in the kernel's `%*pb` hex form.
-pub fn hex_mask(out: &mut Vec<u8>, m: &crate::workload::CpuSet) {
-    use std::io::Write;
-    let _ = write!(out, "{m:x}");
 }
