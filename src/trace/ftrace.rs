@@ -11,8 +11,8 @@
 //! `overutilized`, the CPU-wide ones on the idle process (pid 0).
 //!
 //! Lines are formatted by hand into one reused buffer (`text.rs`), with the tasks' comm, pid
-//! and prio fields copied from their kept renderings (`task_text.rs`), and written out a
-//! megabyte at a time. The CLI runs this writer on the ring buffer's reader thread
+//! and prio fields copied from their kept renderings (`task_text.rs`), and written out 256
+//! KiB at a time. The CLI runs this writer on the ring buffer's reader thread
 //! (`ring_buffer.rs`).
 
 use super::task_text::{self, TaskTexts, TASK_MAX};
