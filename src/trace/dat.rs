@@ -340,7 +340,10 @@ impl Dat {
         // The output (staged beside its final name) is new and empty: it is opened without
         // O_TRUNC, because truncating a file to nothing makes ext4 (`auto_da_alloc`) flush
         // it when it is closed (17 ms for example7's 100 s, 27 MB).
-        let file = OpenOptions::new().write(true).create(true).open(&self.path)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .open(&self.path)?;
         if file.metadata()?.len() > 0 {
             file.set_len(0)?;
         }
