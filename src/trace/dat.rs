@@ -343,6 +343,7 @@ impl Dat {
         let file = OpenOptions::new()
             .write(true)
             .create(true)
+            .truncate(false)
             .open(&self.path)?;
         if file.metadata()?.len() > 0 {
             file.set_len(0)?;
