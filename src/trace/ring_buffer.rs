@@ -151,7 +151,6 @@ struct Record {
 }
 
 /// Records and the strings and spans they refer to.
-#[derive(Default)]
 struct Batch {
     records: Vec<Record>,
     strings: String,
@@ -159,7 +158,8 @@ struct Batch {
 }
 
 impl Batch {
-    fn with_capacity() -> Batch {
+    /// An empty batch with room for a full one.
+    fn new() -> Batch {
         Batch {
             records: Vec::with_capacity(BATCH_RECORDS),
             strings: String::with_capacity(BATCH_BYTES + 4096),
@@ -459,7 +459,7 @@ impl Deferred {
                 out.finish()
             })?;
         Ok(Deferred {
-            batch: Batch::with_capacity(),
+            batch: Batch::new(),
             full: Some(full),
             empty,
             reader: Some(reader),
@@ -474,13 +474,11 @@ impl Deferred {
         };
         // Batches circulate: a new one is made only while none has come back, so at most
         // DEPTH + 2 exist (one recording, DEPTH queued, one being read).
-        let spare = self
-            .empty
-            .try_recv()
-            .unwrap_or_else(|_| Batch::with_capacity());
+        let spare = self.empty.try_recv().unwrap_or_else(|_| Batch::new());
         let batch = std::mem::replace(&mut self.batch, spare);
         if full.send(batch).is_err() {
-            // The reader is gone (it panicked): `finish` reports it; record no more.
+            // The reader is gone (it panicked): `finish` reports it, and later batches are
+            // dropped.
             self.full = None;
         }
     }
