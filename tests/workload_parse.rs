@@ -690,6 +690,18 @@ fn run_alone_masks(
     (calls, th, masks)
 }
 
+/// The calls of a thread run alone other than its runs (the attribute changes, sleeps and
+/// exit), and the mask each `SetAffinity` asks for.
+fn attribute_calls(w: &Workload) -> (Vec<Syscall>, Vec<CpuSet>) {
+    let (calls, _, masks) = run_alone_masks(w, 1024, 1024, 100);
+    let calls = calls
+        .into_iter()
+        .map(|(_, c)| c)
+        .filter(|c| !matches!(c, Syscall::Run { .. }))
+        .collect();
+    (calls, masks)
+}
+
 #[test]
 fn run_is_calibrated_work_and_sleep_is_time() {
     let w = parse(
@@ -836,12 +848,7 @@ fn phases_change_affinity_policy_uclamp_and_taskgroup_on_entry() {
             "p3": {"run": 1000}
         }}}}"#,
     );
-    let (calls, _, masks) = run_alone_masks(&w, 1024, 1024, 100);
-    let calls: Vec<Syscall> = calls
-        .into_iter()
-        .map(|(_, c)| c)
-        .filter(|c| !matches!(c, Syscall::Run { .. }))
-        .collect();
+    let (calls, masks) = attribute_calls(&w);
     let batch = SchedParams {
         policy: Policy::Batch,
         priority: 5,
@@ -887,12 +894,7 @@ fn a_phase_run_again_sets_nothing_again() {
             "p1": {"loop": 3, "cpus": [0], "run": 1000, "util_min": 300}
         }}}}"#,
     );
-    let (calls, _, masks) = run_alone_masks(&w, 1024, 1024, 100);
-    let calls: Vec<Syscall> = calls
-        .into_iter()
-        .map(|(_, c)| c)
-        .filter(|c| !matches!(c, Syscall::Run { .. }))
-        .collect();
+    let (calls, masks) = attribute_calls(&w);
     assert!(matches!(calls[0], Syscall::SetScheduler(_)));
     assert_eq!(
         calls[1..],

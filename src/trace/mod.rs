@@ -182,40 +182,46 @@ pub struct UclampFields {
     pub uclamp_max: u64,
 }
 
-/// One kernel trace event, with the fields of its tracepoint.
+/// One kernel trace event as the kernel emits it and the writers read it.
+pub type TraceEvent<'a> = Tracepoint<TaskRef<'a>, &'a str, &'a crate::workload::CpuSet>;
+
+/// One kernel trace event, with the fields of its tracepoint: generic over how it names a
+/// task (`T`), a string (`S`) and a CPU mask (`M`), so that the ring buffer holds it with
+/// those fields copied out of the kernel (`ring_buffer.rs`) and `map` turns one form into
+/// the other.
 #[derive(Debug, Clone, Copy)]
-pub enum TraceEvent<'a> {
+pub enum Tracepoint<T, S, M> {
     SchedSwitch {
-        prev: TaskRef<'a>,
+        prev: T,
         /// "R", "S", "D", "X"… as `__trace_sched_switch_state` reports it.
         prev_state: &'static str,
-        next: TaskRef<'a>,
+        next: T,
         /// The CPU number, to name the idle task `swapper/N`.
         cpu: usize,
     },
     SchedWaking {
-        p: TaskRef<'a>,
+        p: T,
         target_cpu: usize,
     },
     SchedWakeup {
-        p: TaskRef<'a>,
+        p: T,
         target_cpu: usize,
     },
     SchedWakeupNew {
-        p: TaskRef<'a>,
+        p: T,
         target_cpu: usize,
     },
     SchedMigrateTask {
-        p: TaskRef<'a>,
+        p: T,
         orig_cpu: usize,
         dest_cpu: usize,
     },
     SchedProcessFork {
-        parent: TaskRef<'a>,
-        child: TaskRef<'a>,
+        parent: T,
+        child: T,
     },
     SchedProcessExit {
-        p: TaskRef<'a>,
+        p: T,
     },
     CpuIdle {
         state: u32,
@@ -228,7 +234,7 @@ pub enum TraceEvent<'a> {
     /// LISA's `sched_pelt_se` (a task's entity; path "(null)" without task groups).
     SchedPeltSe {
         cpu: usize,
-        p: TaskRef<'a>,
+        p: T,
         avg: PeltFields,
     },
     /// LISA's `sched_pelt_cfs` for a CPU's root cfs_rq (path "/").
@@ -250,12 +256,12 @@ pub enum TraceEvent<'a> {
     /// `task_rename` (include/trace/events/task.h): a thread set its comm (`prctl`,
     /// `pthread_setname_np`); `p` carries the new name.
     TaskRename {
-        p: TaskRef<'a>,
-        oldcomm: &'a str,
+        p: T,
+        oldcomm: S,
     },
     SchedUtilEstSe {
         cpu: usize,
-        p: TaskRef<'a>,
+        p: T,
         enqueued: u32,
         ewma: u32,
         util: u64,
@@ -275,7 +281,7 @@ pub enum TraceEvent<'a> {
     /// LISA's `uclamp_util_se`: a task's util and the rq's clamps.
     UclampUtilSe {
         cpu: usize,
-        p: TaskRef<'a>,
+        p: T,
         clamps: UclampFields,
     },
     /// LISA's `uclamp_util_cfs`: the root cfs_rq's util and the rq's clamps.
@@ -287,12 +293,129 @@ pub enum TraceEvent<'a> {
     /// `span` is the root domain's CPU mask.
     SchedOverutilized {
         overutilized: bool,
-        span: &'a crate::workload::CpuSet,
+        span: M,
     },
     /// A line written to trace_marker (`print: tracing_mark_write: …`).
     Print {
-        text: &'a str,
+        text: S,
     },
+}
+
+/// How `Tracepoint::map` carries an event's task, string and mask fields into another form.
+pub trait Fields<T, S, M> {
+    type Task;
+    type Str;
+    type Mask;
+    fn task(&mut self, t: T) -> Self::Task;
+    fn str(&mut self, s: S) -> Self::Str;
+    fn mask(&mut self, m: M) -> Self::Mask;
+}
+
+impl<T, S, M> Tracepoint<T, S, M> {
+    /// The same event with its tasks, strings and masks carried over by `f`; every other
+    /// field as it is.
+    pub fn map<F: Fields<T, S, M>>(self, f: &mut F) -> Tracepoint<F::Task, F::Str, F::Mask> {
+        use Tracepoint as E;
+        match self {
+            E::SchedSwitch {
+                prev,
+                prev_state,
+                next,
+                cpu,
+            } => E::SchedSwitch {
+                prev: f.task(prev),
+                prev_state,
+                next: f.task(next),
+                cpu,
+            },
+            E::SchedWaking { p, target_cpu } => E::SchedWaking {
+                p: f.task(p),
+                target_cpu,
+            },
+            E::SchedWakeup { p, target_cpu } => E::SchedWakeup {
+                p: f.task(p),
+                target_cpu,
+            },
+            E::SchedWakeupNew { p, target_cpu } => E::SchedWakeupNew {
+                p: f.task(p),
+                target_cpu,
+            },
+            E::SchedMigrateTask {
+                p,
+                orig_cpu,
+                dest_cpu,
+            } => E::SchedMigrateTask {
+                p: f.task(p),
+                orig_cpu,
+                dest_cpu,
+            },
+            E::SchedProcessFork { parent, child } => E::SchedProcessFork {
+                parent: f.task(parent),
+                child: f.task(child),
+            },
+            E::SchedProcessExit { p } => E::SchedProcessExit { p: f.task(p) },
+            E::CpuIdle { state, cpu } => E::CpuIdle { state, cpu },
+            E::CpuFrequency { khz, cpu } => E::CpuFrequency { khz, cpu },
+            E::SchedPeltSe { cpu, p, avg } => E::SchedPeltSe {
+                cpu,
+                p: f.task(p),
+                avg,
+            },
+            E::SchedPeltCfs { cpu, avg } => E::SchedPeltCfs { cpu, avg },
+            E::SchedPeltRt { cpu, avg } => E::SchedPeltRt { cpu, avg },
+            E::SchedPeltDl { cpu, avg } => E::SchedPeltDl { cpu, avg },
+            E::TaskRename { p, oldcomm } => E::TaskRename {
+                p: f.task(p),
+                oldcomm: f.str(oldcomm),
+            },
+            E::SchedUtilEstSe {
+                cpu,
+                p,
+                enqueued,
+                ewma,
+                util,
+            } => E::SchedUtilEstSe {
+                cpu,
+                p: f.task(p),
+                enqueued,
+                ewma,
+                util,
+            },
+            E::SchedUtilEstCfs {
+                cpu,
+                enqueued,
+                ewma,
+                util,
+            } => E::SchedUtilEstCfs {
+                cpu,
+                enqueued,
+                ewma,
+                util,
+            },
+            E::SchedCpuCapacity {
+                cpu,
+                capacity,
+                capacity_orig,
+                capacity_curr,
+            } => E::SchedCpuCapacity {
+                cpu,
+                capacity,
+                capacity_orig,
+                capacity_curr,
+            },
+            E::UclampUtilSe { cpu, p, clamps } => E::UclampUtilSe {
+                cpu,
+                p: f.task(p),
+                clamps,
+            },
+            E::UclampUtilCfs { cpu, clamps } => E::UclampUtilCfs { cpu, clamps },
+            E::SchedOverutilized { overutilized, span } => E::SchedOverutilized {
+                overutilized,
+                span: f.mask(span),
+            },
+            E::Print { text } => E::Print { text: f.str(text) },
+        }
+    }
 }
 
 /// Something that wants the event stream. `current` is the task running on `cpu` when the

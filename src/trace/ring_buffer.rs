@@ -12,7 +12,7 @@
 //! batches circulate between the two threads, so recording allocates nothing once the
 //! first few batches exist.
 
-use super::{Observer, PeltFields, TaskRef, TraceEvent, UclampFields};
+use super::{Fields, Observer, TaskRef, TraceEvent, Tracepoint};
 use crate::workload::CpuSet;
 use std::io;
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
@@ -40,106 +40,9 @@ struct Task {
     prio: i32,
 }
 
-/// `TraceEvent` with its borrowed fields copied into the batch (`CpuSet` spans into its
-/// own list: a mask is large and rare in the stream).
-#[derive(Clone, Copy)]
-enum Event {
-    SchedSwitch {
-        prev: Task,
-        prev_state: &'static str,
-        next: Task,
-        cpu: usize,
-    },
-    SchedWaking {
-        p: Task,
-        target_cpu: usize,
-    },
-    SchedWakeup {
-        p: Task,
-        target_cpu: usize,
-    },
-    SchedWakeupNew {
-        p: Task,
-        target_cpu: usize,
-    },
-    SchedMigrateTask {
-        p: Task,
-        orig_cpu: usize,
-        dest_cpu: usize,
-    },
-    SchedProcessFork {
-        parent: Task,
-        child: Task,
-    },
-    SchedProcessExit {
-        p: Task,
-    },
-    CpuIdle {
-        state: u32,
-        cpu: usize,
-    },
-    CpuFrequency {
-        khz: u32,
-        cpu: usize,
-    },
-    SchedPeltSe {
-        cpu: usize,
-        p: Task,
-        avg: PeltFields,
-    },
-    SchedPeltCfs {
-        cpu: usize,
-        avg: PeltFields,
-    },
-    SchedPeltRt {
-        cpu: usize,
-        avg: PeltFields,
-    },
-    SchedPeltDl {
-        cpu: usize,
-        avg: PeltFields,
-    },
-    TaskRename {
-        p: Task,
-        oldcomm: Text,
-    },
-    SchedUtilEstSe {
-        cpu: usize,
-        p: Task,
-        enqueued: u32,
-        ewma: u32,
-        util: u64,
-    },
-    SchedUtilEstCfs {
-        cpu: usize,
-        enqueued: u32,
-        ewma: u32,
-        util: u64,
-    },
-    SchedCpuCapacity {
-        cpu: usize,
-        capacity: u64,
-        capacity_orig: u64,
-        capacity_curr: u64,
-    },
-    UclampUtilSe {
-        cpu: usize,
-        p: Task,
-        clamps: UclampFields,
-    },
-    UclampUtilCfs {
-        cpu: usize,
-        clamps: UclampFields,
-    },
-    SchedOverutilized {
-        overutilized: bool,
-        /// Index in the batch's spans.
-        span: usize,
-    },
-    Print {
-        text: Text,
-    },
-}
+/// An event with its tasks and strings copied into the batch and its span into the batch's
+/// list (a `CpuSet` is large and rare in the stream): an index there.
+type Event = Tracepoint<Task, Text, usize>;
 
 /// One event as recorded: when, on which CPU, in which task.
 #[derive(Clone, Copy)]
@@ -177,8 +80,33 @@ impl Batch {
         self.spans.clear();
     }
 
+    /// Give every record to `out`, in order.
+    fn replay(&self, out: &mut dyn Observer) {
+        let mut fields = Replay(self);
+        for r in &self.records {
+            let current = r.current.map(|t| fields.task(t));
+            out.event(r.ts, r.cpu, current, &r.event.map(&mut fields));
+        }
+    }
+}
+
+/// Recording: an event's borrowed fields copied into the batch.
+impl<'a> Fields<TaskRef<'a>, &'a str, &'a CpuSet> for Batch {
+    type Task = Task;
+    type Str = Text;
+    type Mask = usize;
+
     #[inline]
-    fn text(&mut self, s: &str) -> Text {
+    fn task(&mut self, t: TaskRef<'a>) -> Task {
+        Task {
+            comm: self.str(t.comm),
+            pid: t.pid,
+            prio: t.prio,
+        }
+    }
+
+    #[inline]
+    fn str(&mut self, s: &'a str) -> Text {
         let start = self.strings.len() as u32;
         self.strings.push_str(s);
         Text {
@@ -187,20 +115,21 @@ impl Batch {
         }
     }
 
-    #[inline]
-    fn task(&mut self, t: TaskRef<'_>) -> Task {
-        Task {
-            comm: self.text(t.comm),
-            pid: t.pid,
-            prio: t.prio,
-        }
+    fn mask(&mut self, m: &'a CpuSet) -> usize {
+        self.spans.push(*m);
+        self.spans.len() - 1
     }
+}
 
-    fn str(&self, t: Text) -> &str {
-        &self.strings[t.start as usize..(t.start + t.len) as usize]
-    }
+/// Replaying: a recorded event's fields read back from its batch.
+struct Replay<'b>(&'b Batch);
 
-    fn task_ref(&self, t: Task) -> TaskRef<'_> {
+impl<'b> Fields<Task, Text, usize> for Replay<'b> {
+    type Task = TaskRef<'b>;
+    type Str = &'b str;
+    type Mask = &'b CpuSet;
+
+    fn task(&mut self, t: Task) -> TaskRef<'b> {
         TaskRef {
             comm: self.str(t.comm),
             pid: t.pid,
@@ -208,227 +137,12 @@ impl Batch {
         }
     }
 
-    /// Record `ev`.
-    fn record(&mut self, ev: &TraceEvent<'_>) -> Event {
-        match *ev {
-            TraceEvent::SchedSwitch {
-                prev,
-                prev_state,
-                next,
-                cpu,
-            } => Event::SchedSwitch {
-                prev: self.task(prev),
-                prev_state,
-                next: self.task(next),
-                cpu,
-            },
-            TraceEvent::SchedWaking { p, target_cpu } => Event::SchedWaking {
-                p: self.task(p),
-                target_cpu,
-            },
-            TraceEvent::SchedWakeup { p, target_cpu } => Event::SchedWakeup {
-                p: self.task(p),
-                target_cpu,
-            },
-            TraceEvent::SchedWakeupNew { p, target_cpu } => Event::SchedWakeupNew {
-                p: self.task(p),
-                target_cpu,
-            },
-            TraceEvent::SchedMigrateTask {
-                p,
-                orig_cpu,
-                dest_cpu,
-            } => Event::SchedMigrateTask {
-                p: self.task(p),
-                orig_cpu,
-                dest_cpu,
-            },
-            TraceEvent::SchedProcessFork { parent, child } => Event::SchedProcessFork {
-                parent: self.task(parent),
-                child: self.task(child),
-            },
-            TraceEvent::SchedProcessExit { p } => Event::SchedProcessExit { p: self.task(p) },
-            TraceEvent::CpuIdle { state, cpu } => Event::CpuIdle { state, cpu },
-            TraceEvent::CpuFrequency { khz, cpu } => Event::CpuFrequency { khz, cpu },
-            TraceEvent::SchedPeltSe { cpu, p, avg } => Event::SchedPeltSe {
-                cpu,
-                p: self.task(p),
-                avg,
-            },
-            TraceEvent::SchedPeltCfs { cpu, avg } => Event::SchedPeltCfs { cpu, avg },
-            TraceEvent::SchedPeltRt { cpu, avg } => Event::SchedPeltRt { cpu, avg },
-            TraceEvent::SchedPeltDl { cpu, avg } => Event::SchedPeltDl { cpu, avg },
-            TraceEvent::TaskRename { p, oldcomm } => Event::TaskRename {
-                p: self.task(p),
-                oldcomm: self.text(oldcomm),
-            },
-            TraceEvent::SchedUtilEstSe {
-                cpu,
-                p,
-                enqueued,
-                ewma,
-                util,
-            } => Event::SchedUtilEstSe {
-                cpu,
-                p: self.task(p),
-                enqueued,
-                ewma,
-                util,
-            },
-            TraceEvent::SchedUtilEstCfs {
-                cpu,
-                enqueued,
-                ewma,
-                util,
-            } => Event::SchedUtilEstCfs {
-                cpu,
-                enqueued,
-                ewma,
-                util,
-            },
-            TraceEvent::SchedCpuCapacity {
-                cpu,
-                capacity,
-                capacity_orig,
-                capacity_curr,
-            } => Event::SchedCpuCapacity {
-                cpu,
-                capacity,
-                capacity_orig,
-                capacity_curr,
-            },
-            TraceEvent::UclampUtilSe { cpu, p, clamps } => Event::UclampUtilSe {
-                cpu,
-                p: self.task(p),
-                clamps,
-            },
-            TraceEvent::UclampUtilCfs { cpu, clamps } => Event::UclampUtilCfs { cpu, clamps },
-            TraceEvent::SchedOverutilized { overutilized, span } => {
-                self.spans.push(*span);
-                Event::SchedOverutilized {
-                    overutilized,
-                    span: self.spans.len() - 1,
-                }
-            }
-            TraceEvent::Print { text } => Event::Print {
-                text: self.text(text),
-            },
-        }
+    fn str(&mut self, t: Text) -> &'b str {
+        &self.0.strings[t.start as usize..(t.start + t.len) as usize]
     }
 
-    /// The event `e` recorded.
-    fn event(&self, e: Event) -> TraceEvent<'_> {
-        match e {
-            Event::SchedSwitch {
-                prev,
-                prev_state,
-                next,
-                cpu,
-            } => TraceEvent::SchedSwitch {
-                prev: self.task_ref(prev),
-                prev_state,
-                next: self.task_ref(next),
-                cpu,
-            },
-            Event::SchedWaking { p, target_cpu } => TraceEvent::SchedWaking {
-                p: self.task_ref(p),
-                target_cpu,
-            },
-            Event::SchedWakeup { p, target_cpu } => TraceEvent::SchedWakeup {
-                p: self.task_ref(p),
-                target_cpu,
-            },
-            Event::SchedWakeupNew { p, target_cpu } => TraceEvent::SchedWakeupNew {
-                p: self.task_ref(p),
-                target_cpu,
-            },
-            Event::SchedMigrateTask {
-                p,
-                orig_cpu,
-                dest_cpu,
-            } => TraceEvent::SchedMigrateTask {
-                p: self.task_ref(p),
-                orig_cpu,
-                dest_cpu,
-            },
-            Event::SchedProcessFork { parent, child } => TraceEvent::SchedProcessFork {
-                parent: self.task_ref(parent),
-                child: self.task_ref(child),
-            },
-            Event::SchedProcessExit { p } => TraceEvent::SchedProcessExit {
-                p: self.task_ref(p),
-            },
-            Event::CpuIdle { state, cpu } => TraceEvent::CpuIdle { state, cpu },
-            Event::CpuFrequency { khz, cpu } => TraceEvent::CpuFrequency { khz, cpu },
-            Event::SchedPeltSe { cpu, p, avg } => TraceEvent::SchedPeltSe {
-                cpu,
-                p: self.task_ref(p),
-                avg,
-            },
-            Event::SchedPeltCfs { cpu, avg } => TraceEvent::SchedPeltCfs { cpu, avg },
-            Event::SchedPeltRt { cpu, avg } => TraceEvent::SchedPeltRt { cpu, avg },
-            Event::SchedPeltDl { cpu, avg } => TraceEvent::SchedPeltDl { cpu, avg },
-            Event::TaskRename { p, oldcomm } => TraceEvent::TaskRename {
-                p: self.task_ref(p),
-                oldcomm: self.str(oldcomm),
-            },
-            Event::SchedUtilEstSe {
-                cpu,
-                p,
-                enqueued,
-                ewma,
-                util,
-            } => TraceEvent::SchedUtilEstSe {
-                cpu,
-                p: self.task_ref(p),
-                enqueued,
-                ewma,
-                util,
-            },
-            Event::SchedUtilEstCfs {
-                cpu,
-                enqueued,
-                ewma,
-                util,
-            } => TraceEvent::SchedUtilEstCfs {
-                cpu,
-                enqueued,
-                ewma,
-                util,
-            },
-            Event::SchedCpuCapacity {
-                cpu,
-                capacity,
-                capacity_orig,
-                capacity_curr,
-            } => TraceEvent::SchedCpuCapacity {
-                cpu,
-                capacity,
-                capacity_orig,
-                capacity_curr,
-            },
-            Event::UclampUtilSe { cpu, p, clamps } => TraceEvent::UclampUtilSe {
-                cpu,
-                p: self.task_ref(p),
-                clamps,
-            },
-            Event::UclampUtilCfs { cpu, clamps } => TraceEvent::UclampUtilCfs { cpu, clamps },
-            Event::SchedOverutilized { overutilized, span } => TraceEvent::SchedOverutilized {
-                overutilized,
-                span: &self.spans[span],
-            },
-            Event::Print { text } => TraceEvent::Print {
-                text: self.str(text),
-            },
-        }
-    }
-
-    /// Give every record to `out`, in order.
-    fn replay(&self, out: &mut dyn Observer) {
-        for r in &self.records {
-            let current = r.current.map(|t| self.task_ref(t));
-            out.event(r.ts, r.cpu, current, &self.event(r.event));
-        }
+    fn mask(&mut self, m: usize) -> &'b CpuSet {
+        &self.0.spans[m]
     }
 }
 
@@ -498,8 +212,8 @@ impl Deferred {
 impl Observer for Deferred {
     #[inline]
     fn event(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>, ev: &TraceEvent<'_>) {
-        let current = current.map(|t| self.batch.task(t));
-        let event = self.batch.record(ev);
+        let current = current.map(|t| Fields::task(&mut self.batch, t));
+        let event = ev.map(&mut self.batch);
         self.batch.records.push(Record {
             ts,
             cpu,
@@ -530,7 +244,7 @@ impl Drop for Deferred {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{EventSelection, Ftrace, PWR_EVENT_EXIT};
+    use crate::trace::{EventSelection, Ftrace, PeltFields, UclampFields, PWR_EVENT_EXIT};
     use std::io::Write;
     use std::sync::{Arc, Mutex};
 
