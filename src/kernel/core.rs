@@ -548,6 +548,10 @@ impl Kernel {
             thread,
             activity: Activity::Next,
             wake_gen: 0,
+            timer_slack_ns: self.workload.tasks[spec]
+                .timer_slack_ns
+                .or(parent.map(|p| self.tasks[p].timer_slack_ns))
+                .unwrap_or(self.variant.timer_slack_ns),
             migrate_pending: false,
             cgroup,
             uclamp: match parent {
@@ -1854,6 +1858,29 @@ impl Kernel {
         }
     }
 
+    /// The rest of `__hrtimer_run_queues()` in an hrtimer interrupt on `cpu` whose handlers
+    /// so far took `handled` work: the sleep timers whose soft expiry has passed wake their
+    /// tasks before their hard expiry, in hard-expiry order (a task's timer slack lets an
+    /// earlier interrupt take its wake-up).
+    fn expire_soft_timers(
+        &mut self,
+        cpu: usize,
+        mut handled: u64,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        while let Some(t) = self.hrtimers.soft_expired(cpu, now) {
+            let c = self.costs;
+            self.charge(cpu, c.hrtimer_ns);
+            handled += c.hrtimer_ns;
+            self.tasks[t].stats.wake_irq_ns = self.work_wall_ns(cpu, handled);
+            // `__run_hrtimer()` takes the timer off the base before its callback wakes the
+            // sleeper.
+            self.hrtimers.cancel(t);
+            self.try_to_wake_up(t, cpu, false, now, q);
+        }
+    }
+
     /// `scheduler_tick()`, with the periodic `update_blocked_averages` of the load-balance
     /// softirq.
     pub(super) fn scheduler_tick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
@@ -2080,6 +2107,9 @@ impl Model for Kernel {
                     return false;
                 }
                 self.scheduler_tick(cpu, now, q);
+                // The tick is an hrtimer: its interrupt expires the timers whose range began.
+                let c = self.costs;
+                self.expire_soft_timers(cpu, c.irq_ns + c.tick_ns, now, q);
                 self.pay_now(cpu, now, q);
                 q.schedule(now + self.variant.tick_ns(), Event::Tick { cpu, gen });
             }
@@ -2110,16 +2140,15 @@ impl Model for Kernel {
                 let cpu = self.tasks[task].cpu;
                 self.interrupt_arrives(cpu, now);
                 let c = self.costs;
-                let irq = c.irq_ns
-                    + if self.tasks[task].in_iowait {
-                        0
-                    } else {
-                        c.hrtimer_ns
-                    };
+                let timer = !self.tasks[task].in_iowait;
+                let irq = c.irq_ns + if timer { c.hrtimer_ns } else { 0 };
                 self.charge(cpu, irq);
                 let irq_wall = self.work_wall_ns(cpu, irq);
                 self.tasks[task].stats.wake_irq_ns = irq_wall;
                 self.try_to_wake_up(task, cpu, false, now, q);
+                if timer {
+                    self.expire_soft_timers(cpu, irq, now, q);
+                }
                 self.pay_now(cpu, now, q);
                 // The timer's interrupt woke `cpu`; if the sleeper went elsewhere, it idles on.
                 self.cpuidle_wakeup(cpu, false, now, q);

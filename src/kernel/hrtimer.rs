@@ -5,13 +5,22 @@
 //! is an rb-tree with a cached leftmost node) with each task's position kept for cancelling.
 //! Heaps and positions grow to the number of tasks and are reused: nothing is allocated per
 //! timer once every task has slept once.
+//!
+//! A timer has a range (`hrtimer_set_expires_range_ns()`): a sleep of a task that is neither
+//! RT nor deadline gets the task's `timer_slack_ns` (`hrtimer_nanosleep()`). The base is
+//! ordered by the hard expiry, which the clock event device is programmed for; an hrtimer
+//! interrupt expires, in that order, every timer whose soft expiry has passed and stops at
+//! the first that has not (`__hrtimer_run_queues()`).
 
 use super::sched::TaskId;
 
 /// One armed timer.
 #[derive(Debug, Clone, Copy)]
 struct Timer {
+    /// The hard expiry.
     expires: u64,
+    /// The soft expiry: the timer may run from here on.
+    soft: u64,
     task: TaskId,
 }
 
@@ -31,14 +40,20 @@ impl HrtimerBases {
         }
     }
 
-    /// Arm `task`'s sleep timer on `cpu` (re-arming moves it).
-    pub fn start(&mut self, cpu: usize, task: TaskId, expires: u64) {
+    /// Arm `task`'s sleep timer on `cpu` for the range `soft..=expires` (re-arming moves
+    /// it).
+    pub fn start(&mut self, cpu: usize, task: TaskId, soft: u64, expires: u64) {
+        debug_assert!(soft <= expires, "a timer's range ends after it starts");
         self.cancel(task);
         if task >= self.slot.len() {
             self.slot.resize(task + 1, None);
         }
         let heap = &mut self.bases[cpu];
-        heap.push(Timer { expires, task });
+        heap.push(Timer {
+            expires,
+            soft,
+            task,
+        });
         let at = heap.len() - 1;
         self.slot[task] = Some((cpu, at));
         self.sift_up(cpu, at);
@@ -60,9 +75,21 @@ impl HrtimerBases {
         }
     }
 
-    /// The earliest expiry armed on `cpu`.
+    /// The earliest hard expiry armed on `cpu`.
     pub fn next_expiry(&self, cpu: usize) -> Option<u64> {
         self.bases[cpu].first().map(|t| t.expires)
+    }
+
+    /// The task of the first timer of `cpu` in hard-expiry order if its soft expiry is at or
+    /// before `now` and its hard expiry after: the next one an hrtimer interrupt at `now`
+    /// expires early. A timer due at `now` itself is left to its own expiry event (timers
+    /// due at the same instant each take an interrupt in the model), and so stops the walk
+    /// as one not yet due would. The caller cancels the timer and wakes the task.
+    pub fn soft_expired(&self, cpu: usize, now: u64) -> Option<TaskId> {
+        self.bases[cpu]
+            .first()
+            .filter(|t| t.soft <= now && now < t.expires)
+            .map(|t| t.task)
     }
 
     /// Whether `task` has a timer armed on `cpu` expiring at `expires` (invariant checks).
@@ -148,16 +175,16 @@ mod tests {
     fn the_earliest_timer_of_each_cpu_survives_cancels() {
         let mut b = HrtimerBases::new(2);
         for (task, exp) in [(0, 50), (1, 10), (2, 30), (3, 20), (4, 40)] {
-            b.start(0, task, exp);
+            b.start(0, task, exp, exp);
         }
-        b.start(1, 5, 7);
+        b.start(1, 5, 7, 7);
         assert_eq!(b.next_expiry(0), Some(10));
         assert_eq!(b.next_expiry(1), Some(7));
         b.cancel(1);
         assert_eq!(b.next_expiry(0), Some(20));
         b.cancel(2);
         b.cancel(2);
-        b.start(0, 0, 15);
+        b.start(0, 0, 15, 15);
         assert_eq!(b.next_expiry(0), Some(15));
         assert!(b.is_armed(4, 0, 40));
         b.cancel(0);
@@ -173,5 +200,33 @@ mod tests {
             ),
             (None, None, true)
         );
+    }
+
+    /// `__hrtimer_run_queues()` walks the base in hard-expiry order and stops at the first
+    /// timer whose soft expiry is still ahead, even when a later one's has passed.
+    #[test]
+    fn an_interrupt_expires_timers_in_hard_order_while_their_soft_expiry_has_passed() {
+        let mut b = HrtimerBases::new(1);
+        b.start(0, 0, 100, 150);
+        b.start(0, 1, 60, 160);
+        b.start(0, 2, 130, 140);
+        assert_eq!(b.next_expiry(0), Some(140));
+        assert_eq!(
+            b.soft_expired(0, 120),
+            None,
+            "task 2 (hard 140) is not due at 120"
+        );
+        assert_eq!(
+            b.soft_expired(0, 140),
+            None,
+            "task 2 is due at 140: its own event"
+        );
+        assert_eq!(b.soft_expired(0, 130), Some(2));
+        b.cancel(2);
+        assert_eq!(b.soft_expired(0, 130), Some(0));
+        b.cancel(0);
+        assert_eq!(b.soft_expired(0, 130), Some(1));
+        b.cancel(1);
+        assert_eq!(b.soft_expired(0, 130), None);
     }
 }

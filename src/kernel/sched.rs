@@ -219,6 +219,9 @@ pub struct Task {
     pub activity: Activity,
     /// Generation of the pending sleep-end event; bumped to cancel it.
     pub wake_gen: u64,
+    /// `timer_slack_ns`: how late a timed sleep may end (`prctl(PR_SET_TIMERSLACK)`;
+    /// inherited at fork; ignored while the task is RT or deadline).
+    pub timer_slack_ns: u64,
     /// A running task whose affinity no longer allows its CPU moves at the next switch
     /// (the stopper's `migration_cpu_stop`).
     pub migrate_pending: bool,

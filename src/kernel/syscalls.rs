@@ -65,9 +65,15 @@ impl Kernel {
             Syscall::Run { .. } | Syscall::RunUntil { .. } => {}
             Syscall::SleepUntil { until } => {
                 if until > now {
-                    // `hrtimer_nanosleep()` arms the timer on the CPU the task sleeps on.
-                    self.hrtimers.start(cpu, t, until);
-                    self.sleep(t, TaskState::Interruptible, until, q);
+                    // `hrtimer_nanosleep()` arms the timer on the CPU the task sleeps on,
+                    // with the task's slack unless it is RT or deadline.
+                    let slack = match self.tasks[t].class() {
+                        Class::Fair => self.tasks[t].timer_slack_ns,
+                        Class::Rt | Class::Dl => 0,
+                    };
+                    let hard = until.saturating_add(slack);
+                    self.hrtimers.start(cpu, t, until, hard);
+                    self.sleep(t, TaskState::Interruptible, hard, q);
                     return;
                 }
             }

@@ -246,6 +246,8 @@ pub struct Variant {
     /// `0..start_spread_ns` with the run's seed, as rt-app's threads never start at the same
     /// nanosecond.
     pub start_spread_ns: u64,
+    /// The `timer_slack_ns` a task has unless its workload gives one (see `model.timer_slack_ns`).
+    pub timer_slack_ns: u64,
 }
 
 /// sched features (kernel/sched/features.h, v6.1 defaults).
@@ -325,6 +327,7 @@ impl Default for Variant {
             cost_cpufreq_work_ns: 50_000,
             io_jitter_pct: 10,
             start_spread_ns: 20_000,
+            timer_slack_ns: 0,
         }
     }
 }
@@ -420,6 +423,7 @@ const KNOBS: &[Knob] = &[
     knob!("kernel.sched_rr_timeslice_ms", Int(i32::MIN as i64, INT_MAX), sched_rr_timeslice_ms, "SCHED_RR timeslice; 0 or less resets it to RR_TIMESLICE, 100 ms (sched_rr_handler)"),
     knob!("cost.cpufreq_work_ns", Uint(0, 1_000_000_000), cost_cpufreq_work_ns, "delay of schedutil's kthread / a dbs governor's work"),
     knob!("model.start_spread_ns", Uint(0, 1_000_000_000), start_spread_ns, "initial threads start at seeded random times in this window"),
+    knob!("model.timer_slack_ns", Uint(0, 1_000_000_000), timer_slack_ns, "how late a fair task's timed sleep may end unless its workload says (the kernel's default is 50000; 0 matches seed 002's idle cyclictest)"),
     knob!("model.io_jitter_pct", Uint(0, 100), io_jitter_pct, "blocking I/O service times vary by ± this percentage (seeded)"),
 ];
 

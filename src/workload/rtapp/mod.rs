@@ -48,6 +48,10 @@
 //!   switching to it switches address spaces (`switch_mm`), as forked hackbench senders.
 //! - `working_set` (task, bytes, default 16 KiB): what the thread touches between
 //!   switches, refilled from the LLC or memory after other tasks evicted it or a migration.
+//! - `hrtimer_slack_ns` (task, ns, default `model.timer_slack_ns`): the thread's timer
+//!   slack, as `prctl(PR_SET_TIMERSLACK)` sets it: a timed sleep (`timer`, `sleep`) of the
+//!   thread while it is neither RT nor deadline may end this much late. (Not
+//!   `timer_slack_ns`: rt-app reads every key that starts with `timer` as a timer event.)
 //! - `io_service_us` (global, default 100): service time of one `iorun`, a blocking I/O
 //!   spent in iowait. An `iorun` may also be an object `{"bytes": N, "service_us": T}`
 //!   (both optional) to give one I/O its own service time.
@@ -299,6 +303,9 @@ pub struct TaskSpec {
     /// Extension `working_set` (bytes): what the thread touches between switches, refilled
     /// after other tasks evicted it or a migration (default [`DEFAULT_WORKING_SET`]).
     pub working_set: u64,
+    /// Extension `hrtimer_slack_ns`: the thread's `prctl(PR_SET_TIMERSLACK)`; absent: the
+    /// model's default (`model.timer_slack_ns`), or a forked thread's parent's.
+    pub timer_slack_ns: Option<u64>,
     /// At least one.
     pub phases: Vec<PhaseSpec>,
 }

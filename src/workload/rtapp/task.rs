@@ -23,6 +23,7 @@ pub(super) const TASK_KEYS: &[&str] = &[
     "latency_nice",
     "process",
     "working_set",
+    "hrtimer_slack_ns",
 ];
 pub(super) const PHASE_KEYS: &[&str] = &[
     "loop",
@@ -177,6 +178,14 @@ impl Parser<'_> {
             }
             None => DEFAULT_WORKING_SET,
         };
+        let timer_slack_ns = match p.get("hrtimer_slack_ns") {
+            Some(v) => {
+                let place = join(&base, "hrtimer_slack_ns");
+                let r = self.int_in(v, &place, 0, INT_MAX, "a timer slack in ns");
+                self.keep(r).map(|x| x as u64)
+            }
+            None => None,
+        };
         let delay_ns = match p.get("delay") {
             Some(v) => {
                 let r = self.int_in(v, &join(&base, "delay"), 0, INT_MAX, "a delay in µs");
@@ -273,6 +282,7 @@ impl Parser<'_> {
             latency_nice,
             own_process,
             working_set,
+            timer_slack_ns,
             phases,
         })
     }
