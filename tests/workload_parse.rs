@@ -239,6 +239,11 @@ fn bad_values_name_their_json_path() {
             "\"nobody\"",
         ),
         (
+            r#"{"tasks": {"t": {"run": 1, "hrtimer_slack_ns": -1}}}"#,
+            "tasks.t.hrtimer_slack_ns",
+            "-1",
+        ),
+        (
             r#"{"tasks": {"t": {"run": 1, "unlock": "m"}}}"#,
             "tasks.t.unlock",
             "\"m\"",
@@ -554,12 +559,13 @@ fn platform_check_catches_cpus_beyond_the_platform() {
 fn accepts_comments_trailing_commas_and_extension_keys() {
     let w = parse(
         r#"{ // comment
-        "tasks": { "t": { "run": 5, "latency_nice": -10, "iorun": {"service_us": 250}, "iorun2": 4096, }, },
+        "tasks": { "t": { "run": 5, "latency_nice": -10, "hrtimer_slack_ns": 50000, "iorun": {"service_us": 250}, "iorun2": 4096, }, },
         "global": { "io_service_us": 80, "mem_bytes_per_us": 1000, "pi_enabled": true, "ftrace": "none", },
         "resources": { "m": { "type": "mutex" } }
     }"#,
     );
     assert_eq!(w.tasks[0].latency_nice, Some(-10));
+    assert_eq!(w.tasks[0].timer_slack_ns, Some(50_000));
     assert!(w.global.pi_enabled);
     assert_eq!(
         w.tasks[0].phases[0].events[1..],

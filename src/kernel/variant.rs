@@ -246,7 +246,8 @@ pub struct Variant {
     /// `0..start_spread_ns` with the run's seed, as rt-app's threads never start at the same
     /// nanosecond.
     pub start_spread_ns: u64,
-    /// The `timer_slack_ns` a task has unless its workload gives one (see `model.timer_slack_ns`).
+    /// The `timer_slack_ns` a task has unless its workload gives one
+    /// (`model.timer_slack_ns`).
     pub timer_slack_ns: u64,
 }
 
