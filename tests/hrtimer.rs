@@ -14,7 +14,7 @@ const MS: u64 = 1_000_000;
 /// cyclictest threads as the generator writes them (`timer` in absolute mode, pinned),
 /// each `(name, cpu, interval µs, timer_slack_ns, policy)`; the generator's metrics take the
 /// tasks named `cyclictest…`.
-fn cyclictest(threads: &[(&str, usize, u64, u64, &str)], sets: &[&str]) -> Results {
+fn cyclictest(threads: &[(&str, usize, u64, u64, &str)]) -> Results {
     let mut tasks = serde_json::Map::new();
     for &(name, cpu, interval, slack, policy) in threads {
         let priority = if policy == "SCHED_FIFO" { 80 } else { 0 };
@@ -29,9 +29,12 @@ fn cyclictest(threads: &[(&str, usize, u64, u64, &str)], sets: &[&str]) -> Resul
     }
     let w = json!({ "tasks": tasks, "global": { "generator": "cyclictest",
                     "pm_qos_cpu_dma_latency_us": 0 } });
-    let mut sets = sets.to_vec();
-    sets.push("cpufreq.governor=performance");
-    run_json("smp8", &w.to_string(), 500 * MS, &sets)
+    run_json(
+        "smp8",
+        &w.to_string(),
+        500 * MS,
+        &["cpufreq.governor=performance"],
+    )
 }
 
 /// The (min, avg, max) latency in µs of the one thread of task `task`.
@@ -48,17 +51,18 @@ fn latencies(r: &Results, task: &str) -> (f64, f64, f64) {
     (f("min_us"), f("avg_us"), f("max_us"))
 }
 
+/// One cyclictest thread of `policy` on CPU 2, 1 ms interval, with `slack_ns`: its (min,
+/// avg, max) latency in µs.
+fn alone(policy: &str, slack_ns: u64) -> (f64, f64, f64) {
+    let r = cyclictest(&[("cyclictest", 2, 1000, slack_ns, policy)]);
+    latencies(&r, "cyclictest")
+}
+
 /// On an idle CPU nothing else interrupts inside the range: every wake-up of a fair sleeper
 /// comes at its end, the slack later than without it, through the same path.
 #[test]
 fn a_fair_sleeper_on_an_idle_cpu_wakes_at_the_end_of_its_slack() {
-    let slack = |ns: u64| {
-        latencies(
-            &cyclictest(&[("cyclictest", 2, 1000, ns, "SCHED_OTHER")], &[]),
-            "cyclictest",
-        )
-    };
-    let (none, fifty) = (slack(0), slack(50_000));
+    let (none, fifty) = (alone("SCHED_OTHER", 0), alone("SCHED_OTHER", 50_000));
     for (a, b, what) in [
         (none.0, fifty.0, "min"),
         (none.1, fifty.1, "avg"),
@@ -74,13 +78,7 @@ fn a_fair_sleeper_on_an_idle_cpu_wakes_at_the_end_of_its_slack() {
 /// `hrtimer_nanosleep()` gives RT and deadline sleepers no slack, whatever the task's value.
 #[test]
 fn an_rt_sleeper_has_no_slack() {
-    let run = |ns: u64| {
-        latencies(
-            &cyclictest(&[("cyclictest", 2, 1000, ns, "SCHED_FIFO")], &[]),
-            "cyclictest",
-        )
-    };
-    assert_eq!(run(0), run(5_000_000));
+    assert_eq!(alone("SCHED_FIFO", 0), alone("SCHED_FIFO", 5_000_000));
 }
 
 /// The default slack comes from `model.timer_slack_ns` when the workload gives none.
@@ -108,17 +106,14 @@ fn the_default_slack_is_the_models() {
 #[test]
 fn another_hrtimer_interrupt_inside_the_range_expires_the_timer_early() {
     const SLACK: u64 = 20_000_000;
-    let lone = cyclictest(&[("cyclictest", 3, 30_000, SLACK, "SCHED_OTHER")], &[]);
+    let lone = cyclictest(&[("cyclictest", 3, 30_000, SLACK, "SCHED_OTHER")]);
     let (min, _, _) = latencies(&lone, "cyclictest");
     assert!(min >= 20_000.0, "alone: min {min} µs, the slack is 20 ms");
 
-    let beside_timer = cyclictest(
-        &[
-            ("cyclictest", 3, 30_000, SLACK, "SCHED_OTHER"),
-            ("cyclictest_ms", 3, 1000, 0, "SCHED_OTHER"),
-        ],
-        &[],
-    );
+    let beside_timer = cyclictest(&[
+        ("cyclictest", 3, 30_000, SLACK, "SCHED_OTHER"),
+        ("cyclictest_ms", 3, 1000, 0, "SCHED_OTHER"),
+    ]);
     let (_, _, max) = latencies(&beside_timer, "cyclictest");
     assert!(
         max < 1100.0,

@@ -1869,10 +1869,10 @@ impl Kernel {
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
+        let expiry = self.costs.hrtimer_ns;
         while let Some(t) = self.hrtimers.soft_expired(cpu, now) {
-            let c = self.costs;
-            self.charge(cpu, c.hrtimer_ns);
-            handled += c.hrtimer_ns;
+            self.charge(cpu, expiry);
+            handled += expiry;
             self.tasks[t].stats.wake_irq_ns = self.work_wall_ns(cpu, handled);
             // `__run_hrtimer()` takes the timer off the base before its callback wakes the
             // sleeper.
