@@ -84,7 +84,7 @@ enum Command {
     Platforms { name: Option<String> },
     /// Print a generated rt-app workload (JSON) to standard output.
     #[command(subcommand)]
-    Gen(schedlab::workload::gen::GenCommand),
+    Gen(schedlab::gen::GenCommand),
     /// Extract a trace's tasks and run them under this kernel (with any switch): a table of
     /// each task's runtime, wake-ups and latency and each CPU's frequency and energy against
     /// the trace.
