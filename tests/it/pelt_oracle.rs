@@ -580,3 +580,164 @@ fn wakeup_migration_decays_by_the_idle_lag() {
     update_cfs_rq(&mut cfs, src.clock.now(), 0, 0, false);
     assert!(cfs.util_avg <= 1, "{cfs:?}");
 }
+
+// ----- util_est at every dequeue of a simulated run, against v6.1's util_est_update() ------
+
+/// v6.1 `util_est_update()` (kernel/sched/fair.c), written from the kernel's source apart
+/// from the library's: the state of a task's `struct util_est` (flag in `enqueued`) after a
+/// dequeue with `task_sleep` on a CPU of `capacity_orig`, with `util` = `task_util(p)` read
+/// after the dequeue's `update_load_avg()`. The tracepoint masks the flag.
+fn kernel_util_est_update(
+    ue: (u32, u32),
+    util: u32,
+    capacity_orig: u32,
+    fastup: bool,
+) -> (u32, u32) {
+    const UNCHANGED: u32 = 1 << 31;
+    // within_margin(): the kernel's unsigned trick on a `long`.
+    let within = |v: i64| ((v + 9) as u32) < 19;
+    let (enqueued, ewma) = ue;
+    if enqueued & UNCHANGED != 0 {
+        return ue;
+    }
+    let last_enqueued = enqueued as i64;
+    let enqueued = util;
+    if fastup && ewma < enqueued {
+        return (enqueued | UNCHANGED, enqueued);
+    }
+    // unsigned int subtraction, then widened to long: a fall wraps to a large positive.
+    let last_ewma_diff = enqueued.wrapping_sub(ewma) as i64;
+    let last_enqueued_diff = last_enqueued - enqueued as i64;
+    if within(last_ewma_diff) {
+        if !within(last_enqueued_diff) {
+            return (enqueued | UNCHANGED, ewma);
+        }
+        return ue;
+    }
+    if util > capacity_orig {
+        return ue;
+    }
+    let ewma = ((ewma << 2).wrapping_add(last_ewma_diff as u32)) >> 2;
+    (enqueued | UNCHANGED, ewma)
+}
+
+/// The task's trace lines of a run: (time s, event, fields).
+fn task_lines<'a>(trace: &'a str, comm: &'a str) -> impl Iterator<Item = (f64, &'a str, &'a str)> {
+    trace.lines().filter_map(move |l| {
+        let (_, rest) = l.split_once("] ")?;
+        let (t, rest) = rest.split_once(": ")?;
+        let (event, fields) = rest.split_once(": ")?;
+        if !fields.contains(comm) {
+            return None;
+        }
+        Some((t.trim().parse().ok()?, event, fields))
+    })
+}
+
+fn field_u64(fields: &str, key: &str) -> u64 {
+    fields
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("no {key} in {fields}"))
+        .parse()
+        .unwrap()
+}
+
+/// A periodic task pinned to juno-r0's CPU 1 (A57, capacity 1024) under the performance
+/// governor: 62 periods of 16 ms at 10% then 62 at 80% (of the A57 at its top OPP), with
+/// UTIL_EST_FASTUP as given. The trace text (util_est and PELT events).
+fn ten_then_eighty(fastup: bool) -> String {
+    let json = r#"{ "tasks": { "task": { "cpus": [1], "loop": 1, "phases": {
+        "p10": { "loop": 62, "run": 1600, "timer": { "ref": "unique", "period": 16000 } },
+        "p80": { "loop": 62, "run": 12800, "timer": { "ref": "unique", "period": 16000 } } } } } }"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trace.txt");
+    let out = schedlab::Outputs {
+        trace: Some(path.clone()),
+        trace_events: schedlab::trace::EventSelection::parse("sched_util_est_se,sched_pelt_se")
+            .unwrap(),
+        ..schedlab::Outputs::default()
+    };
+    let fastup = format!("feature.UTIL_EST_FASTUP={fastup}");
+    common::run_full(
+        "juno-r0",
+        json,
+        2 * common::S,
+        &["cpufreq.governor=performance", &fastup],
+        0,
+        &out,
+    );
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// Every `sched_util_est_se` event of the run is v6.1's `util_est_update()` of the state the
+/// previous one left, with the `task_util()` the dequeue's PELT update produced (the
+/// `sched_pelt_se` at the same instant), at every sleeping dequeue (each switch-out in state
+/// S has its event, none is skipped or extra), FASTUP on and off.
+#[test]
+fn util_est_of_every_dequeue_is_v61_util_est_update() {
+    let mut ewmas = Vec::new();
+    for fastup in [true, false] {
+        let trace = ten_then_eighty(fastup);
+        // A new task's util_est is zero (init_entity_runnable_average()), flag clear.
+        let mut ue = (0u32, 0u32);
+        let mut last_store_lut: Option<u64> = None;
+        let (mut events, mut sleeps) = (0, 0);
+        let mut pelt_util = None;
+        for (t, event, fields) in task_lines(&trace, "task-0") {
+            match event {
+                "sched_pelt_se" => {
+                    pelt_util = Some((
+                        t,
+                        field_u64(fields, "util"),
+                        field_u64(fields, "update_time"),
+                    ))
+                }
+                "sched_switch"
+                    if fields.contains("prev_comm=task-0") && fields.contains("prev_state=S") =>
+                {
+                    sleeps += 1;
+                }
+                "sched_util_est_se" => {
+                    events += 1;
+                    assert_eq!(field_u64(fields, "cpu"), 1, "the task is pinned to CPU 1");
+                    let util = field_u64(fields, "util");
+                    // task_util() is read after the dequeue's update_load_avg().
+                    let (pt, putil, lut) = pelt_util.expect("the dequeue updates PELT first");
+                    assert_eq!((pt, putil), (t, util), "at {t}: {fields}");
+                    // UTIL_AVG_UNCHANGED: set at the last store, cleared by the first decayed
+                    // update of the queued task since (cfs_se_util_change()). Activations here
+                    // are at least a PELT period (1024 * 1024 ns) apart, so one happened.
+                    if let Some(stored) = last_store_lut {
+                        assert!(
+                            lut >= stored + (1 << 20),
+                            "at {t}: a period boundary was crossed"
+                        );
+                        ue.0 &= !(1 << 31);
+                    }
+                    let next = kernel_util_est_update(ue, util as u32, 1024, fastup);
+                    if next != ue {
+                        last_store_lut = Some(lut);
+                    }
+                    ue = next;
+                    let got = (
+                        field_u64(fields, "enqueued") as u32,
+                        field_u64(fields, "ewma") as u32,
+                    );
+                    assert_eq!(
+                        got,
+                        (ue.0 & !(1 << 31), ue.1),
+                        "FASTUP {fastup}, update {events} at {t} s: util {util}"
+                    );
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(events, sleeps, "one util_est update per sleeping dequeue");
+        assert_eq!(events, 124, "62 + 62 activations");
+        ewmas.push(ue.1);
+    }
+    // FASTUP took the 80% samples at once; without it the ewma is still catching up or has
+    // caught up from below, never above.
+    assert!(ewmas[0] >= ewmas[1], "{ewmas:?}");
+}

@@ -532,6 +532,72 @@ fn cpu_lowering_its_priority_pulls_a_waiting_rt_task() {
     );
 }
 
+/// sdm845, performance governor: `side` (pinned to CPU 5) runs 2 ms at FIFO 90 every 10 ms,
+/// then `side_tail` (a second phase at a lower RT priority or SCHED_OTHER, or nothing: it
+/// sleeps); `top` (pinned to CPU 4, FIFO 90) wakes 0.5 ms into each period for 5 ms; `mid`
+/// (FIFO 50, CPUs 4 and 5) wakes 0.1 ms in for 1.5 ms, while CPU 5 runs `side` at 90, so it
+/// takes idle CPU 4 and `top` then preempts it there. `mid`'s wake-up latency.
+fn rt_pull_after_side(side_tail: Option<&str>) -> schedlab::report::LatencySummary {
+    let tail = match side_tail {
+        Some(attrs) => format!(
+            r#", "lo": {{ {attrs}, "run": 4000, "timer": {{ "ref": "side", "period": 10000 }} }}"#
+        ),
+        None => String::new(),
+    };
+    let hi_timer = if side_tail.is_none() {
+        r#", "timer": { "ref": "side", "period": 10000 }"#
+    } else {
+        ""
+    };
+    let json = format!(
+        r#"{{ "tasks": {{
+        "side": {{ "loop": -1, "cpus": [5], "phases": {{
+            "hi": {{ "policy": "SCHED_FIFO", "priority": 90, "run": 2000{hi_timer} }}{tail} }} }},
+        "top": {{ "loop": -1, "cpus": [4], "delay": 500, "policy": "SCHED_FIFO", "priority": 90,
+                  "run": 5000, "timer": {{ "ref": "top", "period": 10000 }} }},
+        "mid": {{ "loop": -1, "cpus": [4, 5], "delay": 100, "policy": "SCHED_FIFO",
+                  "priority": 50, "run": 1500, "timer": {{ "ref": "mid", "period": 10000 }} }} }} }}"#
+    );
+    let r = run_full(
+        "sdm845",
+        &json,
+        S,
+        &["cpufreq.governor=performance"],
+        0,
+        &Outputs::default(),
+    );
+    let mid = task(&r, "mid-2");
+    assert!(mid.wakeups > 90, "{mid:?}");
+    mid.wakeup_latency_ns.clone()
+}
+
+/// The bound on `mid`'s wait when CPU 5 takes it as soon as `side` stops running at 90:
+/// `side`'s 2 ms, plus the kernel's paths and an idle exit; waiting behind `top` instead
+/// takes its 5 ms run.
+const PULL_BOUND_NS: u64 = 3_000_000;
+
+#[test]
+fn cpu_going_idle_pulls_a_waiting_rt_task_at_once() {
+    // `side` sleeps after its 2 ms: CPU 5 goes idle, and balance_rt() on the way out pulls
+    // `mid` from CPU 4, where `top` keeps it waiting.
+    let lat = rt_pull_after_side(None);
+    assert!(lat.max < PULL_BOUND_NS, "{lat:?}");
+}
+
+#[test]
+fn rt_task_lowering_its_priority_pulls_a_waiting_rt_task_at_once() {
+    // `side` keeps running but drops to FIFO 10 (prio_changed_rt()) or to SCHED_OTHER
+    // (switched_from_rt()): either queues pull_rt_task(), which takes `mid` from CPU 4 at
+    // once instead of leaving it behind `top`.
+    for attrs in [
+        r#""policy": "SCHED_FIFO", "priority": 10"#,
+        r#""policy": "SCHED_OTHER""#,
+    ] {
+        let lat = rt_pull_after_side(Some(attrs));
+        assert!(lat.max < PULL_BOUND_NS, "{attrs}: {lat:?}");
+    }
+}
+
 /// smp8 (CPUs 0-3 share one L2, 4-7 the other): a waker alone on CPU 0 wakes a task last run
 /// on idle CPU 4 that may run on 0 or 4, over `kind`; (the wakee's runtime on CPU 0, on 4).
 fn sync_wake(kind: &str) -> (u64, u64) {

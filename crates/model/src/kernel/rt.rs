@@ -172,9 +172,7 @@ impl Kernel {
     }
 
     /// `balance_rt()` on the way out of RT task `prev`: if the CPU's highest RT priority
-    /// dropped below `prev`'s (`need_pull_rt_task`), `pull_rt_task()` takes the highest
-    /// waiting task of an overloaded CPU that beats this CPU's new priority and does not
-    /// beat its own CPU's current task.
+    /// dropped below `prev`'s (`need_pull_rt_task`), pull from the overloaded CPUs.
     pub(super) fn balance_rt(
         &mut self,
         cpu: usize,
@@ -182,12 +180,20 @@ impl Kernel {
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
-        let rt_prio = |k: &Kernel| k.rqs[cpu].rt.highest_prio().unwrap_or(MAX_RT_PRIO);
-        if self.tasks[prev].class() != Class::Rt
-            || rt_prio(self) <= self.tasks[prev].prio() as usize
-        {
+        let rt_prio = self.rqs[cpu].rt.highest_prio().unwrap_or(MAX_RT_PRIO);
+        if self.tasks[prev].class() != Class::Rt || rt_prio <= self.tasks[prev].prio() as usize {
             return;
         }
+        self.pull_rt_task(cpu, now, q);
+    }
+
+    /// `pull_rt_task()`: `cpu` lowered its RT priority (its RT task left, lowered its own
+    /// priority or left the class): take the highest waiting task of each overloaded CPU
+    /// that beats this CPU's new highest priority and does not beat its own CPU's current
+    /// task. (v6.1 with RT_PUSH_IPI asks the overloaded CPUs to push instead; the task moves
+    /// to the same CPU, an IPI later.)
+    pub(super) fn pull_rt_task(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        let rt_prio = |k: &Kernel| k.rqs[cpu].rt.highest_prio().unwrap_or(MAX_RT_PRIO);
         let n = self.platform.nr_cpus();
         for i in 1..n {
             let src = (cpu + i) % n;

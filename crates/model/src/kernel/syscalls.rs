@@ -327,11 +327,25 @@ impl Kernel {
         if running && self.tasks[t].class() == Class::Fair {
             self.fair.put_prev_entity(cpu, self.tasks[t].se, now);
         }
+        let (old_class, old_prio) = (self.tasks[t].class(), self.tasks[t].prio());
         self.dequeue_task(t, cpu, QueueFlags::default(), now, q);
         change(self, t);
         self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
         if running && self.tasks[t].class() == Class::Fair {
             self.fair.set_next_entity(cpu, self.tasks[t].se, now);
+        }
+        // check_class_changed(): an RT task leaving the class with no RT task left behind
+        // (switched_from_rt()), or a running one lowering its priority (prio_changed_rt()),
+        // queues pull_rt_task() as a balance callback, run before the call returns.
+        if old_class == Class::Rt {
+            let pull = if self.tasks[t].class() == Class::Rt {
+                running && self.tasks[t].prio() > old_prio
+            } else {
+                self.rqs[cpu].rt.nr_running == 0
+            };
+            if pull {
+                self.pull_rt_task(cpu, now, q);
+            }
         }
         // check_class_changed()/prio_changed(): let schedule() pick again.
         self.resched_curr(cpu);
