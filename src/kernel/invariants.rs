@@ -12,9 +12,9 @@
 //!   counters are compared with recounts kept up to date from the touched things (this
 //!   module's tasks per runqueue, `fair/shadow.rs` for the fair queues) instead of walking
 //!   the queues.
-//! - **Full.** Everything, as the checks did after every event before: every task, CPU,
-//!   entity, queue, whole timeline, channel and timer, and every recorded recount against
-//!   the thing itself (a change the marking missed shows up there). It runs at the first
+//! - **Full.** Everything: every task, CPU, entity, queue, whole timeline, channel and
+//!   timer, and every recorded recount against the thing itself (a change the marking
+//!   missed shows up there). It runs at the first
 //!   event and then every [`EVENTS_PER_ITEM`] × (tasks + CPUs + entities + queues +
 //!   channel items) events, so its cost per event stays O(1) as the model grows.
 //!   [`Kernel::check_fully_every_event`] (or `Simulation::check_fully_every_event`) makes
@@ -27,8 +27,9 @@ use super::touched::Touched;
 #[cfg(debug_assertions)]
 use super::{core::Kernel, sched::TaskState};
 
-/// Events between full checks per item a full check walks: it costs a few times what one
-/// event's own checks do per item, so this keeps it to a small share of a run's checking.
+/// Events between full checks per item a full check walks, which keeps the full checks to
+/// a small share of a run's checking: 2.5% of a debug hackbench run (8 groups, 40 loops,
+/// smp8) against 22% for the per-event ones (callgrind instructions).
 #[cfg(debug_assertions)]
 const EVENTS_PER_ITEM: usize = 4;
 
@@ -55,6 +56,7 @@ pub(super) struct Checks {
 }
 
 impl Checks {
+    /// The checks of a machine of `nr_cpus` CPUs.
     #[cfg(debug_assertions)]
     pub(super) fn new(nr_cpus: usize) -> Checks {
         Checks {
@@ -63,6 +65,7 @@ impl Checks {
         }
     }
 
+    /// No checks in release builds.
     #[cfg(not(debug_assertions))]
     pub(super) fn new(_nr_cpus: usize) -> Checks {
         Checks::default()

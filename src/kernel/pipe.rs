@@ -489,8 +489,10 @@ impl Channels {
             let ch = &self.chans[i];
             ch.check_rules(i);
             for q in [&ch.readers, &ch.writers] {
-                for &(t, _) in q.front().into_iter().chain(q.back()) {
-                    assert!(!queued(t), "task {t} blocked on channel {i} is queued");
+                if let (Some(&(first, _)), Some(&(last, _))) = (q.front(), q.back()) {
+                    for t in [first, last] {
+                        assert!(!queued(t), "task {t} blocked on channel {i} is queued");
+                    }
                 }
             }
         }
