@@ -16,6 +16,7 @@ mod frequency;
 mod generators;
 mod group_sched;
 mod hrtimer;
+mod invariants;
 mod latency_nice;
 mod layers;
 mod lisa_trace;
