@@ -108,18 +108,17 @@ pub fn skip(why: &str) {
 
 /// [`skip`], with whether this is CI given.
 pub fn skip_under(ci: bool, why: &str) {
-    let name = std::thread::current()
-        .name()
-        .unwrap_or("a test")
-        .to_string();
     if ci {
-        panic!("{name} cannot check under CI=true: {why}");
+        panic!("{} under CI=true", skip_line(why));
     }
     use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED {name}: {why} (checked nothing; fails under CI=true)"
-    );
+    let _ = writeln!(std::io::stderr(), "{}", skip_line(why));
+}
+
+/// The line a skip of the running test prints.
+pub fn skip_line(why: &str) -> String {
+    let name = std::thread::current().name().unwrap_or("a test").to_string();
+    format!("SKIPPED {name}: {why} (checked nothing; fails under CI=true)")
 }
 
 /// `../shared/SUB` beside the checkout, or a visible skip.
