@@ -15,6 +15,7 @@ mod experiment;
 mod frequency;
 mod generators;
 mod group_sched;
+mod host;
 mod hrtimer;
 mod latency_nice;
 mod layers;

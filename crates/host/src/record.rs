@@ -129,6 +129,9 @@ pub fn record(req: &Request) -> Result<Recorded, Error> {
         .as_ref()
         .map_or_else(|| per_cpu_count(&tfs.dir), |h| h.platform.nr_cpus());
 
+    // The trace's file, opened before anything runs: a path that cannot be written is
+    // known before the command runs.
+    let (staged, file) = Staged::file(&req.out).map_err(|e| io_error(&req.out, e))?;
     let inst = Instance::create(&tfs, &format!("schedlab-{}", std::process::id()))?;
     inst.write("tracing_on", "0")?;
     let buffer_kb = req.buffer_kb.unwrap_or_else(|| default_buffer_kb(nr_cpus));
@@ -173,8 +176,7 @@ pub fn record(req: &Request) -> Result<Recorded, Error> {
     };
 
     let command = one_line(&req.command.join(" "));
-    let (staged, f) = Staged::file(&req.out).map_err(|e| io_error(&req.out, e))?;
-    let mut w = BufWriter::with_capacity(1 << 20, f);
+    let mut w = BufWriter::with_capacity(1 << 20, file);
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let mut header = format!(
         "# tracer: nop\n#\n# schedlab host record -- {command}: {ended}\n\
@@ -203,9 +205,6 @@ pub fn record(req: &Request) -> Result<Recorded, Error> {
 
     if let Some(h) = &host {
         write_beside(&req.out, h, &mut files)?;
-        for n in &h.notes {
-            warnings.push(format!("platform: {n}"));
-        }
     }
     Ok(Recorded {
         status,
