@@ -12,6 +12,7 @@
 
 pub mod convert;
 pub mod cpuinfo;
+mod kernel;
 pub mod platform;
 pub mod record;
 mod sys;
