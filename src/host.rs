@@ -108,7 +108,8 @@ fn record_trace(args: RecordArgs) -> Result<u8, Error> {
     );
     if let Some(cut) = r.cut_s {
         eprintln!(
-            "schedlab: a CPU's buffer filled: the trace ends at {cut:.6} s on every CPU (raise --buffer-kb)"
+            "schedlab: a CPU's buffer filled: the trace ends at {cut:.6} s on every CPU, {} later events left out (raise --buffer-kb)",
+            r.cut_events
         );
     }
     Ok(u8::try_from(r.status).unwrap_or(1))

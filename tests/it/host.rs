@@ -276,9 +276,10 @@ fn live_tracefs() -> bool {
                 .unwrap_or(false)
         })
         .unwrap_or(false);
-    let ok = cfg!(target_os = "linux") && root && Path::new(TRACEFS_DIR).join("trace").exists();
+    // A tracefs not mounted is mounted by `host record` (and unmounted after).
+    let ok = cfg!(target_os = "linux") && root && Path::new(TRACEFS_DIR).is_dir();
     if !ok {
-        skip("host record needs Linux, root and tracefs at /sys/kernel/tracing");
+        skip("host record needs Linux, root and /sys/kernel/tracing");
     }
     ok
 }
@@ -288,6 +289,21 @@ fn live_tracefs() -> bool {
 fn tracefs_state() -> BTreeMap<String, String> {
     let dir = Path::new(TRACEFS_DIR);
     let mut s = BTreeMap::new();
+    // The machine's tracefs and debugfs mounts (not the private ones `host platform`
+    // makes in the temporary directory).
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    let ours: Vec<&str> = mounts
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|m| m.starts_with("/sys/kernel"))
+        })
+        .collect();
+    s.insert("mounts".into(), ours.join("\n"));
+    if !dir.join("trace").exists() {
+        return s;
+    }
     for f in [
         "tracing_on",
         "buffer_size_kb",
@@ -315,12 +331,6 @@ fn tracefs_state() -> BTreeMap<String, String> {
         s.insert(format!("options/{o}"), v);
     }
     s.insert("instances".into(), names("instances").join(" "));
-    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
-    let ours: Vec<&str> = mounts
-        .lines()
-        .filter(|l| l.contains("tracefs") || l.contains("debugfs"))
-        .collect();
-    s.insert("mounts".into(), ours.join("\n"));
     s
 }
 

@@ -53,6 +53,8 @@ pub struct Recorded {
     pub nr_cpus: usize,
     /// Events the buffer lost (overrun + dropped, every CPU).
     pub lost: u64,
+    /// Events recorded after the cut, left out.
+    pub cut_events: u64,
     /// The time the trace was cut at when a buffer filled (s).
     pub cut_s: Option<f64>,
     /// The files written: the trace, then the platform and plat_info when there was one.
@@ -211,7 +213,8 @@ pub fn record(req: &Request) -> Result<Recorded, Error> {
         ended,
         events: converted.events,
         nr_cpus,
-        lost: lost + converted.cut_events,
+        lost,
+        cut_events: converted.cut_events,
         cut_s: cut.map(|c| c as f64 / 1e9),
         files,
         warnings,
