@@ -22,6 +22,8 @@ macro_rules! outln {
     ($($arg:tt)*) => { emit(&(format!($($arg)*) + "\n")) };
 }
 
+mod host;
+
 fn emit(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
@@ -89,6 +91,9 @@ enum Command {
     /// each task's runtime, wake-ups and latency and each CPU's frequency and energy against
     /// the trace.
     Replay(schedlab::replay::ReplayArgs),
+    /// The machine schedlab runs on: its platform file, and traces of commands run on it.
+    #[command(subcommand)]
+    Host(host::HostCommand),
 }
 
 fn replay(args: schedlab::replay::ReplayArgs) -> Result<(), Error> {
@@ -548,6 +553,10 @@ fn main() -> ExitCode {
         }
         Command::Gen(g) => g.text().map(|text| outln!("{}", text.trim_end())),
         Command::Replay(args) => replay(args),
+        Command::Host(h) => match host::run(h) {
+            Ok(code) => return ExitCode::from(code),
+            Err(e) => Err(e),
+        },
         Command::Platforms { name: Some(n) } => Platform::resolve(&n)
             .map(|p| out!("{}", p.describe()))
             .map_err(Error::from),

@@ -560,3 +560,54 @@ for expected in json.loads(sys.argv[1]):
             assert abs(ours - theirs) <= 0.01 * theirs, (name, utils, ours, theirs)
             assert em.guess_idle_states(busy) == reference.guess_idle_states(busy), name
 "#;
+
+/// `[kernel]`: switches as an experiment's `[set]` writes them become the platform's
+/// defaults, under the experiment's and the command line's switches.
+#[test]
+fn a_kernel_table_sets_the_platforms_defaults() {
+    let text = format!(
+        "{}\n[kernel]\nvariant.fair = \"eevdf\"\nconfig.UCLAMP_TASK = false\ndebug.min_granularity_ns = 700000\n",
+        BASE.trim_end()
+    );
+    let p = parse_platform(&text, "k.toml").unwrap();
+    assert_eq!(p.kernel["variant.fair"], "eevdf");
+    let v = schedlab::kernel::Variant::for_platform(&p);
+    assert_eq!(v.fair.name(), "eevdf");
+    assert!(!v.uclamp_task);
+    assert_eq!(v.sched_min_granularity_ns, 700_000);
+    // Written out and read again, by both readers.
+    let toml_text = toml::to_string(&p).unwrap();
+    assert!(
+        toml_text.contains("\"variant.fair\" = \"eevdf\""),
+        "{toml_text}"
+    );
+    assert_eq!(parse_platform(&toml_text, "again.toml").unwrap(), p);
+    let json_text = serde_json::to_string(&p).unwrap();
+    assert_eq!(parse_platform(&json_text, "again.json").unwrap(), p);
+    // Shown by `schedlab platforms FILE`.
+    assert!(p.describe().contains("Kernel defaults: config.UCLAMP_TASK=false debug.min_granularity_ns=700000 variant.fair=eevdf"), "{}", p.describe());
+}
+
+#[test]
+fn a_bad_kernel_switch_is_named() {
+    let with = |table: &str| {
+        let text = format!("{}\n[kernel]\n{table}\n", BASE.trim_end());
+        parse_platform(&text, "k.toml").unwrap_err()
+    };
+    let err = with("variant.fair = \"bfs\"");
+    assert_eq!(err.place, "kernel.variant.fair");
+    assert!(err.expected.contains("eevdf"), "{err}");
+    let err = with("no.such = 1");
+    assert_eq!(err.place, "kernel.no.such");
+    for (table, owner) in [
+        ("cost.irq_ns = 5", "[costs]"),
+        ("memory.llc_kib = 5", "[memory]"),
+        ("config.HZ = 100", "`hz`"),
+        ("\"cgroup./a.cpu.weight\" = 5", "cgroup"),
+    ] {
+        let err = with(table);
+        assert!(err.expected.contains(owner), "{table}: {err}");
+    }
+    let err = with("variant.fair = 1.5");
+    assert!(err.expected.contains("switch's value"), "{err}");
+}

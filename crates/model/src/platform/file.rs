@@ -9,7 +9,7 @@
 
 use super::{Costs, Cpu, FreqDomain, IdleState, Memory, Opp, Platform, SCHED_CAPACITY_SCALE};
 use schedlab_base::error::InputError;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The largest platform schedlab accepts: what a CPU mask holds.
@@ -332,6 +332,7 @@ impl Reader<'_> {
             "layout",
             "costs",
             "memory",
+            "kernel",
         ];
         let t = self.table(root, String::new(), KEYS)?;
         let name = self.string(self.required(&t, "name", NAME)?, &t.at("name"), NAME)?;
@@ -400,6 +401,10 @@ impl Reader<'_> {
         let costs = self.override_fields(t.get("costs"), &t.at("costs"), default_costs, COST)?;
         let memory =
             self.override_fields(t.get("memory"), &t.at("memory"), Memory::fallback(), MEMORY)?;
+        let kernel = match t.get("kernel") {
+            Some(n) => self.kernel(n, &t.at("kernel"))?,
+            None => BTreeMap::new(),
+        };
         Ok(Platform {
             name,
             description,
@@ -412,7 +417,76 @@ impl Reader<'_> {
             node_reclaim_distance,
             costs,
             memory,
+            kernel,
         })
+    }
+
+    /// A `[kernel]` table: switches as an experiment's `[set]` writes them (dotted keys,
+    /// values as strings, integers or booleans), each checked as `--set` checks it. Costs,
+    /// memory and the tick have their own tables and keys; cgroup writes are a run's, not a
+    /// machine's.
+    fn kernel(&self, node: &Node, place: &str) -> Result<BTreeMap<String, String>, InputError> {
+        let mut flat = Vec::new();
+        self.flatten(node, "", place, &mut flat)?;
+        let mut probe = crate::kernel::Variant::default();
+        let mut out = BTreeMap::new();
+        for (key, value) in flat {
+            let at = format!("{place}.{key}");
+            let own = match key.split('.').next() {
+                Some("cost") => Some("the [costs] table"),
+                Some("memory") => Some("the [memory] table"),
+                Some("cgroup") => {
+                    Some("an experiment (a cgroup write is a run's, not a machine's)")
+                }
+                _ if key == "config.HZ" => Some("the platform's `hz` key"),
+                _ => None,
+            };
+            if let Some(own) = own {
+                return Err(self.error(
+                    &at,
+                    format!("a kernel switch (`{key}` belongs in {own})"),
+                    format!("`{key}`"),
+                ));
+            }
+            probe
+                .set(&key, &value, self.file)
+                .map_err(|e| self.error(&at, e.expected, e.found))?;
+            out.insert(key, value);
+        }
+        Ok(out)
+    }
+
+    /// The switches of a `[kernel]` table as (dotted key, value text).
+    fn flatten(
+        &self,
+        node: &Node,
+        prefix: &str,
+        place: &str,
+        out: &mut Vec<(String, String)>,
+    ) -> Result<(), InputError> {
+        let Node::Table(entries) = node else {
+            let what = if self.json { "an object" } else { "a table" };
+            return Err(self.mismatch(place, &format!("{what} of switches"), node));
+        };
+        for (k, v) in entries {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            let value = match v {
+                Node::Table(_) => {
+                    self.flatten(v, &key, place, out)?;
+                    continue;
+                }
+                Node::Str(s) => s.clone(),
+                Node::Bool(b) => b.to_string(),
+                Node::Int(i) => i.to_string(),
+                other => return Err(self.mismatch(&format!("{place}.{key}"), SWITCH_VALUE, other)),
+            };
+            out.push((key, value));
+        }
+        Ok(())
     }
 
     /// A table of non-negative integers over the fields of `default` (a flat serde
@@ -803,6 +877,7 @@ const DOMAIN: &str = "a cpufreq policy (opps and the driver's fields, without cp
 const RESIDENCY: &str = "a target residency in ns (an integer from 0)";
 const COST: &str = "a cost in ns at capacity 1024 (an integer from 0)";
 const MEMORY: &str = "a size in KiB or a bandwidth in MB/s (an integer from 0)";
+const SWITCH_VALUE: &str = "a switch's value (a string, an integer or a boolean)";
 
 /// Checks that `p` describes hardware the simulated kernel can run on; the first problem
 /// found is reported at its key path.
