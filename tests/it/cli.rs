@@ -310,7 +310,10 @@ fn counts_and_sizes_are_bounded_with_exit_2() {
             "r.toml",
             &format!("runs = {runs}\n[[workload]]\ngen = \"fio\"\n"),
         );
-        assert_input_error(&schedlab(&["check", &exp], None), &["runs", "at most 1000"]);
+        assert_input_error(
+            &schedlab(&["check", &exp], None),
+            &["runs", "from 1 to 1000"],
+        );
     }
     let seeds: Vec<String> = (0..1001).map(|i| i.to_string()).collect();
     let exp = write(
