@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 use schedlab::api::{self, CompareRequest, RunRequest, SideOptions, Source, SweepRequest};
 use schedlab::error::InputError;
+use schedlab::error::OneLine;
 use schedlab::experiment::Experiment;
 use schedlab::platform::Platform;
 use schedlab::Error;
@@ -523,8 +524,39 @@ fn switches(pattern: Option<&str>) -> Result<(), Error> {
     Ok(())
 }
 
+/// The command line parsed; a mistake in it is one `schedlab:` line and exit code 2
+/// (`--help` and `--version` print their text and exit 0).
+fn parse_command_line() -> Result<Cli, ExitCode> {
+    use clap::{CommandFactory, FromArgMatches};
+    let cmd = schedlab::args::lenient(Cli::command());
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let parsed = cmd
+        .clone()
+        .try_get_matches_from(&args)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let words: Vec<String> = args
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    parsed.map_err(|e| match schedlab::args::error_parts(&cmd, &words, &e) {
+        Some((what, expected, found)) => {
+            eprintln!(
+                "schedlab: {}: expected {}, found {}",
+                OneLine(&what),
+                OneLine(&expected),
+                OneLine(&found)
+            );
+            ExitCode::from(2)
+        }
+        None => e.exit(),
+    })
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse_command_line() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Compare(args) => compare(args),

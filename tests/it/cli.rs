@@ -762,3 +762,71 @@ fn compare_follows_mmtests_conventions_and_keeps_every_seed() {
         assert!(text.contains(row), "{row} missing: {text}");
     }
 }
+
+/// Mistakes in the command line itself are one `schedlab:` line naming the option, what it
+/// takes and what it was given, with exit code 2; negative numbers are values, so their own
+/// check answers. `--help` and `--version` still print their text.
+#[test]
+fn command_line_mistakes_are_one_line() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["compare", "--runs", "x", "a.json", "b.json"],
+            &["schedlab: --runs: expected an integer 1..=1000, found \"x\""],
+        ),
+        (
+            &["run", "--seed", "-1"],
+            &["schedlab: --seed: expected an integer 0..=18446744073709551615, found \"-1\""],
+        ),
+        (
+            &["frob"],
+            &["command line", "a command: run, compare", "\"frob\""],
+        ),
+        (&["rnu"], &["did you mean \"run\""]),
+        (
+            &["run", "--duration", "-1s"],
+            &["--duration", "a positive time", "-1s"],
+        ),
+        (
+            &["gen", "fio", "--service-time", "-5"],
+            &["--service-time", "an integer 0..=", "\"-5\""],
+        ),
+        (
+            &["gen", "fio", "--iodepth", "x"],
+            &["--iodepth", "an integer 1..=1", "\"x\""],
+        ),
+        (
+            &["run", "--sed", "1"],
+            &["schedlab run", "\"--sed\"", "did you mean \"--seed\""],
+        ),
+        (&["gen"], &["schedlab gen", "a command: fio"]),
+        (&[], &["command line", "a command"]),
+    ];
+    for (args, fragments) in cases {
+        let out = schedlab(args, None);
+        assert_input_error(&out, fragments);
+        assert!(
+            String::from_utf8_lossy(&out.stderr).starts_with("schedlab: "),
+            "{args:?}"
+        );
+    }
+    // An experiment's generator arguments are words too: a negative number is a value.
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write(
+        dir.path(),
+        "neg.toml",
+        "[[workload]]\ngen = \"fio\"\nargs = { service-time = -80 }\n",
+    );
+    assert_input_error(
+        &schedlab(&["check", &exp], None),
+        &[
+            "neg.toml",
+            "workload[0].gen (line 2 column 1) --service-time",
+            "\"-80\"",
+        ],
+    );
+    for flag in ["--help", "--version"] {
+        let out = schedlab(&[flag], None);
+        assert_eq!(out.status.code(), Some(0), "{flag}");
+        assert!(!out.stdout.is_empty() && out.stderr.is_empty(), "{flag}");
+    }
+}
