@@ -38,7 +38,7 @@ use crate::kernel::Variant;
 use crate::platform::{preset, Platform};
 use crate::report::Results;
 use crate::workload::{load_workload, parse_workload, Event, Part, Workload};
-use crate::{simulate, Error, Outputs, Run};
+use crate::{Error, Outputs, Run, Simulation};
 use schedlab_base::json::quote;
 use schedlab_base::place::{self, join, At, Doc, Kind, Node, Table};
 use std::path::{Path, PathBuf};
@@ -858,8 +858,14 @@ impl Experiment {
     /// Simulate with `seed`: the results carry each workload's own metric (under its name
     /// when there are several). `reproducible` leaves host timing out.
     pub fn run(&self, seed: u64, reproducible: bool, out: &Outputs) -> Result<Results, Error> {
+        self.start(seed, reproducible, out)?.run()
+    }
+
+    /// The run set up (the machine built, the outputs opened) and not yet simulated: what
+    /// can be wrong with the input has been found when this returns.
+    pub fn start(&self, seed: u64, reproducible: bool, out: &Outputs) -> Result<Simulation, Error> {
         let (platform, variant) = self.build()?;
-        simulate(
+        Simulation::new(
             Run {
                 platform,
                 workload: self.workload.clone(),
