@@ -830,3 +830,45 @@ fn command_line_mistakes_are_one_line() {
         assert!(!out.stdout.is_empty() && out.stderr.is_empty(), "{flag}");
     }
 }
+
+/// A run that fails leaves nothing behind: not the directories `--plot` and `--rtapp-logs`
+/// would have filled, whether the input (found once the machine is built) or another output
+/// is what failed.
+#[test]
+fn a_failed_run_leaves_no_output_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("new/logs");
+    let plots = dir.path().join("plots");
+    let out = schedlab(
+        &[
+            "run",
+            "--duration",
+            "10ms",
+            "--set",
+            "config.FAIR_GROUP_SCHED=false",
+            "--set",
+            "cgroup./g.cpu.weight=5",
+            "--rtapp-logs",
+            logs.to_str().unwrap(),
+            "--plot",
+            plots.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_input_error(&out, &["cgroup./g.cpu.weight"]);
+    let out = schedlab(
+        &[
+            "run",
+            "--duration",
+            "10ms",
+            "--plot",
+            plots.to_str().unwrap(),
+            "--rtapp-logs",
+            "/dev/null/logs",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
