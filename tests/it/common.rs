@@ -117,7 +117,10 @@ pub fn skip_under(ci: bool, why: &str) {
 
 /// The line a skip of the running test prints.
 pub fn skip_line(why: &str) -> String {
-    let name = std::thread::current().name().unwrap_or("a test").to_string();
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
     format!("SKIPPED {name}: {why} (checked nothing; fails under CI=true)")
 }
 
@@ -207,4 +210,9 @@ pub fn schedlab_cli(args: &[&str], stdin: Option<&str>) -> std::process::Output 
             .unwrap();
     }
     child.wait_with_output().unwrap()
+}
+
+/// An error's key path: its place without the `(line L column C)` after it.
+pub fn key_path(place: &str) -> &str {
+    place.split(" (line ").next().unwrap_or(place)
 }
