@@ -559,6 +559,100 @@ fn gen_from_trace_writes_a_workload_that_runs() {
     assert_eq!(w.tasks.len(), 1);
 }
 
+/// Forks, exits, I/O waits, sleeps, preemptions and wake-ups by tasks.
+const EVERY_STATE: &str = r#"{ "tasks": {
+    "io": { "loop": 30, "run": 3000, "iorun": 500, "sleep": 1000 },
+    "hog": { "loop": -1, "run": 20000, "sleep": 50 },
+    "parent": { "loop": 4, "run": 200, "fork": "child", "sleep": 20000 },
+    "child": { "instance": 0, "loop": 3, "run": 500, "sleep": 200 },
+    "ping": { "loop": -1, "run": 2000, "resume": "pong", "suspend": "ping" },
+    "pong": { "loop": -1, "run": 2000, "resume": "ping", "suspend": "pong" } } }"#;
+
+/// `text` (schedlab's trace, the kernel's `TP_printk` layout) in the raw `field=value`
+/// layout of `trace-cmd report -R` and LISA's `trace.txt`: no ` ==> `, `prev_state` a number
+/// (v4.14's `TASK_REPORT` bits, or with `legacy` the raw task state of older kernels: D as
+/// the killable `D|K`, preemption as `TASK_STATE_MAX`, an exit as `TASK_DEAD`), the wake-ups
+/// with `success=1` and an unpadded CPU.
+fn to_raw(text: &str, legacy: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut l = line.to_string();
+        if let Some(at) = l.find("prev_state=") {
+            let v = at + "prev_state=".len();
+            let end = v + l[v..].find(' ').unwrap();
+            let n = match (&l[v..end], legacy) {
+                ("R" | "R+", false) => 256,
+                ("R" | "R+", true) => 4096,
+                ("S", _) => 1,
+                ("D", false) => 2,
+                ("D", true) => 130,
+                ("X", false) => 16,
+                ("X", true) => 64,
+                (s, _) => panic!("state {s}"),
+            };
+            l = format!("{}{n}{}", &l[..v], &l[end..]).replace(" ==> ", " ");
+        }
+        if l.contains(": sched_wak") {
+            let at = l.find(" target_cpu=").unwrap();
+            let cpu: usize = l[at + 12..].trim().parse().unwrap();
+            l = format!("{} success=1 target_cpu={cpu}", &l[..at]);
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// Problem 1 of the LISA traces: a trace in the raw layout (numeric states, no `==>`) in
+/// either of the kernel's state encodings reads as the same trace in the `TP_printk` one.
+#[test]
+fn the_raw_layout_extracts_as_the_printk_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = record(tmp.path(), "every", EVERY_STATE, "juno-r0", &[], 1);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains("prev_state=D") && text.contains("prev_state=X"));
+    let workload = |path: &Path| {
+        let l = extract_args(path, false)
+            .load()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let exited = l.timeline.tasks.iter().filter(|t| t.exited).count();
+        (l.extraction().workload(), exited)
+    };
+    let (want, exited) = workload(&trace);
+    assert!(exited >= 4, "the forked children exit: {exited}");
+    for legacy in [false, true] {
+        let raw = tmp.path().join(format!("raw-{legacy}.txt"));
+        std::fs::write(&raw, to_raw(&text, legacy)).unwrap();
+        assert_eq!(workload(&raw), (want.clone(), exited), "legacy {legacy}");
+    }
+}
+
+/// Bit 64 of a numeric `prev_state` is `TASK_DEAD` before v4.14 and `TASK_PARKED` since: a
+/// task that runs again after it was parked (it sleeps in between), one that does not
+/// exited.
+#[test]
+fn bit_64_is_an_exit_unless_the_task_runs_again() {
+    let line = |ts: &str, cpu: usize, prev: (&str, u32, &str), next: (&str, u32)| {
+        format!(
+            "  {}-{} [{cpu:03}] {ts}: sched_switch: prev_comm={} prev_pid={} prev_prio=120 \
+             prev_state={} next_comm={} next_pid={} next_prio=120\n",
+            prev.0, prev.1, prev.0, prev.1, prev.2, next.0, next.1
+        )
+    };
+    let mut text = String::from("cpus=2\n");
+    text += &line("1.000000", 0, ("swapper/0", 0, "0"), ("kthr", 5));
+    text += &line("1.001000", 0, ("kthr", 5, "64"), ("swapper/0", 0));
+    text += &line("1.002000", 1, ("swapper/1", 0, "0"), ("sh", 6));
+    text += &line("1.003000", 1, ("sh", 6, "64"), ("swapper/1", 0));
+    text += &line("1.010000", 0, ("swapper/0", 0, "0"), ("kthr", 5));
+    text += &line("1.011000", 0, ("kthr", 5, "1"), ("swapper/0", 0));
+    let info = CpuInfo::from_platform(&schedlab::platform::Platform::resolve("juno-r0").unwrap());
+    let tl = timeline::read(&text, "t.txt", &info, Window::default()).unwrap();
+    let task = |pid| tl.tasks.iter().find(|t| t.pid == pid).unwrap();
+    assert!(!task(5).exited && task(5).wakeups == 1, "{:?}", task(5));
+    assert!(task(6).exited && task(6).wakeups == 0, "{:?}", task(6));
+}
+
 /// A small trace with every event kind the reader knows.
 fn sample() -> String {
     let mut text = String::from("# tracer: nop\ncpus=2\n");

@@ -190,6 +190,9 @@ pub struct TaskTrace {
     affinity_set: bool,
     /// Also when it was woken and the waker's CPU.
     preempt_ipi: Option<(u64, bool, u64, usize)>,
+    /// Its block step that began with `prev_state` bit 64 (`PrevState::DeadOrParked`): an
+    /// exit if it never ends.
+    gone_at: Option<usize>,
 }
 
 /// A trace read into per-task programs.
@@ -425,6 +428,7 @@ impl<'i> Builder<'i> {
                 wake_from: None,
                 affinity_set: false,
                 preempt_ipi: None,
+                gone_at: None,
             });
             self.by_pid.insert(pid, self.tasks.len() - 1);
             self.tasks.len() - 1
@@ -723,9 +727,15 @@ impl<'i> Builder<'i> {
                     self.current(cpu, p, ts);
                     match prev_state {
                         PrevState::Runnable => self.tasks[p].state = State::Runnable,
-                        PrevState::Sleeping | PrevState::Uninterruptible => {
+                        PrevState::Sleeping
+                        | PrevState::Uninterruptible
+                        | PrevState::DeadOrParked => {
                             self.flush(p);
                             let task = &mut self.tasks[p];
+                            if prev_state == PrevState::DeadOrParked {
+                                // An exit unless it runs again (`finish`).
+                                task.gone_at = Some(task.steps.len());
+                            }
                             task.steps.push(Step::Block(Block {
                                 uninterruptible: prev_state == PrevState::Uninterruptible,
                                 start: ts,
@@ -737,6 +747,9 @@ impl<'i> Builder<'i> {
                         }
                         PrevState::Dead => {
                             self.flush(p);
+                            // Switched out dead: exited, with or without its
+                            // `sched_process_exit`.
+                            self.tasks[p].exited = true;
                             self.tasks[p].state = State::Dead;
                         }
                     }
@@ -915,6 +928,15 @@ impl<'i> Builder<'i> {
         }
         for t in 0..self.tasks.len() {
             self.flush(t);
+            // Switched out with bit 64 and never woken: `TASK_DEAD` (before v4.14), an exit.
+            let task = &mut self.tasks[t];
+            if let Some(i) = task.gone_at {
+                if matches!(task.steps.get(i), Some(Step::Block(b)) if b.end.is_none()) {
+                    task.steps.truncate(i);
+                    task.exited = true;
+                    task.state = State::Dead;
+                }
+            }
         }
         // A task never seen in a known state ran or waited since the window's start.
         for t in &mut self.tasks {
