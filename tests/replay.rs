@@ -653,6 +653,147 @@ fn bit_64_is_an_exit_unless_the_task_runs_again() {
     assert!(task(6).exited && task(6).wakeups == 0, "{:?}", task(6));
 }
 
+/// A LISA `plat_info.yml` as LISA dumps it (`PlatformInfo.to_yaml`: PyYAML, block lists,
+/// `!!python/object` tags, anchors and aliases, the energy model a pickled
+/// `lisa.energy_model.EnergyModel` whose CPU nodes sit under a root that CPU 0's `parent`
+/// holds): a Juno r2-like board, CPUs 0,3,4,5 of capacity `little` and 1,2 of 1024,
+/// `freqs` per cluster; each CPU's active states (capacity, power) and idle states' power;
+/// no cluster level (the kernel's energy model, flat).
+fn lisa_plat_info(name: &str, little: u32, freqs: [&[u32]; 2], power: [&[f64]; 2]) -> String {
+    let cluster = |c: usize| usize::from(c == 1 || c == 2);
+    let cap = |c: usize| if cluster(c) == 1 { 1024 } else { little };
+    let mut y = String::from("platform-info:\n    conf:\n        abi: arm64\n");
+    y += "        cpu-capacities:\n            orig:\n";
+    for c in 0..6 {
+        y += &format!("                {c}: {}\n", cap(c));
+    }
+    y += "            writeable: false\n        cpus-count: 6\n        freq-domains:\n";
+    y += "        -   - 0\n            - 3\n            - 4\n            - 5\n        -   - 1\n            - 2\n";
+    y += "        freqs:\n";
+    for c in 0..6 {
+        y += &format!("            {c}:\n");
+        for f in freqs[cluster(c)] {
+            y += &format!("            - {f}\n");
+        }
+    }
+    y += "        kernel:\n            version: !!python/object:devlib.target.KernelVersion\n";
+    y += "                release: 4.19.0-juno\n                version_number: 4\n";
+    y += &format!("        name: {name}\n");
+    y += "        nrg-model: !!python/object:lisa.energy_model.EnergyModel\n            cpu_nodes:\n";
+    let node = |c: usize, ind: &str| {
+        let mut n = format!("{ind}active_states: !!omap\n");
+        let max = *freqs[cluster(c)].last().unwrap() as f64;
+        for (f, p) in freqs[cluster(c)].iter().zip(power[cluster(c)]) {
+            n += &format!(
+                "{ind}-   {f}: !!python/object/new:lisa.energy_model.ActiveState\n{ind}    - {}\n{ind}    - {p}\n",
+                cap(c) as f64 * *f as f64 / max
+            );
+        }
+        n += &format!("{ind}children: []\n{ind}cpu: {c}\n{ind}cpus: !!python/tuple\n{ind}- {c}\n");
+        n += &format!("{ind}idle_states: !!omap\n{ind}-   WFI: 3\n{ind}-   cpu-sleep-0: 1\n{ind}-   cluster-sleep-0: 0\n");
+        n += &format!("{ind}name: cpu{c}\n");
+        n
+    };
+    y += "            - &id001 !!python/object:lisa.energy_model.EnergyModelNode\n";
+    y += &node(0, "                ");
+    y += "                parent: &id002 !!python/object:lisa.energy_model.EnergyModelRoot\n";
+    y += "                    active_states: null\n                    children:\n                    - *id001\n";
+    for c in 1..6 {
+        y += &format!(
+            "                    - &id00{} !!python/object:lisa.energy_model.EnergyModelNode\n",
+            c + 2
+        );
+        y += &node(c, "                        ");
+        y += "                        parent: *id002\n";
+    }
+    y += "                    cpu: null\n                    name: null\n                    parent: null\n";
+    for c in 1..6 {
+        y += &format!("            - *id00{}\n", c + 2);
+    }
+    y += "            root: *id002\n        os: linux\n        rtapp:\n            calib:\n";
+    for c in 0..6 {
+        y += &format!("                {c}: {}\n", 300 + c);
+    }
+    y
+}
+
+/// Problem 2 of the LISA traces: a LISA plat_info.yml beside a trace (its name no preset's)
+/// is the platform the trace is read and replayed on: the nearest preset with the
+/// plat_info's capacities, OPPs and energy model, and the report says what came from where.
+#[test]
+fn a_lisa_plat_info_gives_its_capacities_opps_and_energy_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = record(tmp.path(), "t", PING_PONG, "juno-r0", &[], 1);
+    let little: &[u32] = &[450_000, 800_000, 950_000];
+    let big: &[u32] = &[600_000, 1_000_000, 1_200_000];
+    let (lp, bp): (&[f64], &[f64]) = (&[40.0, 90.5, 130.0], &[200.0, 450.0, 700.25]);
+    let yml = lisa_plat_info("juno-board", 462, [little, big], [lp, bp]);
+    std::fs::write(tmp.path().join("t.plat_info.yml"), &yml).unwrap();
+    let tp = rp::trace_platform(&trace, None).unwrap_or_else(|e| panic!("{e}\n{yml}"));
+    let p = tp.derived.expect("a platform of the plat_info");
+    assert_eq!(tp.preset.as_deref(), Some("juno-r0"));
+    assert_eq!(p.name, "juno-board");
+    for c in 0..6 {
+        let is_big = c == 1 || c == 2;
+        let (cap, freqs, power) = if is_big {
+            (1024, big, bp)
+        } else {
+            (462, little, lp)
+        };
+        assert_eq!(p.cpus[c].capacity_orig, cap, "CPU {c}");
+        let opps = &p.domain_of(c).opps;
+        assert_eq!(
+            opps.iter().map(|o| o.freq_khz).collect::<Vec<_>>(),
+            freqs,
+            "CPU {c}"
+        );
+        assert_eq!(
+            opps.iter().map(|o| o.power_mw).collect::<Vec<_>>(),
+            power,
+            "CPU {c}"
+        );
+        // A flat energy model: the cluster draws nothing of its own.
+        assert!(opps.iter().all(|o| o.cluster_power_mw == 0.0), "CPU {c}");
+        let idle: Vec<(&str, f64)> = p.cpus[c]
+            .idle_states
+            .iter()
+            .map(|s| (s.name.as_str(), s.power_mw))
+            .collect();
+        assert_eq!(idle, [("WFI", 3.0), ("cpu-sleep-0", 1.0)], "CPU {c}");
+        assert!(p
+            .domain_of(c)
+            .cluster_idle_states
+            .iter()
+            .all(|s| s.power_mw == 0.0));
+        // The extraction reads the trace with them.
+        assert_eq!(tp.info.capacity[c], cap);
+        assert_eq!(tp.info.max_khz[c], *freqs.last().unwrap());
+    }
+    let notes = tp.notes.join("\n");
+    assert!(
+        notes.contains("t.plat_info.yml") && notes.contains("juno-r0"),
+        "{notes}"
+    );
+    // The replay runs on it and says so.
+    let r = replay(&trace, false, None, &[], None);
+    assert_eq!(r.platform, "juno-board");
+    assert!(
+        r.platform_notes.iter().any(|n| n.contains("capacities")),
+        "{:?}",
+        r.platform_notes
+    );
+    // A plat_info of the preset itself (schedlab's own, beside its traces) is the preset.
+    std::fs::write(
+        tmp.path().join("t.plat_info.yml"),
+        schedlab::platform::plat_info_yaml(
+            &schedlab::platform::Platform::resolve("juno-r0").unwrap(),
+        ),
+    )
+    .unwrap();
+    let tp = rp::trace_platform(&trace, None).unwrap();
+    assert!(tp.derived.is_none() && tp.preset.as_deref() == Some("juno-r0"));
+}
+
 /// A small trace with every event kind the reader knows.
 fn sample() -> String {
     let mut text = String::from("# tracer: nop\ncpus=2\n");

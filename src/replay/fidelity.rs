@@ -50,6 +50,9 @@ pub struct Attribution {
 pub struct Report {
     pub trace: String,
     pub platform: String,
+    /// What the traced platform was made of (a plat_info.yml on a preset), a line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub platform_notes: Vec<String>,
     pub seed: u64,
     pub tasks: Vec<TaskRow>,
     pub cpus: Vec<CpuRow>,
@@ -63,12 +66,14 @@ pub struct Report {
 }
 
 /// Run the extracted workload and compare; the replay's trace goes to `trace_out` if given.
+/// `platform`, if given, replaces the experiment's (a plat_info.yml's on its preset).
 pub fn run(
     l: &Loaded,
     ext: &Extraction,
     exp: &Experiment,
     seed: u64,
     trace_out: Option<&Path>,
+    platform: Option<&Platform>,
 ) -> Result<Report, Error> {
     let temp;
     let path = match trace_out {
@@ -86,7 +91,22 @@ pub fn run(
         trace: Some(path.to_path_buf()),
         ..Outputs::default()
     };
-    let results = exp.run(seed, true, &outputs);
+    let results = match platform {
+        None => exp.run(seed, true, &outputs),
+        Some(p) => exp.build().map_err(Error::from).and_then(|(_, variant)| {
+            crate::simulate(
+                crate::Run {
+                    platform: p.clone(),
+                    workload: exp.workload.clone(),
+                    variant,
+                    duration_ns: exp.duration_ns,
+                    seed,
+                    reproducible: true,
+                },
+                &outputs,
+            )
+        }),
+    };
     let text = std::fs::read_to_string(path);
     if trace_out.is_none() {
         let _ = std::fs::remove_file(path);
@@ -97,17 +117,23 @@ pub fn run(
         path: path.display().to_string(),
         source: e,
     })?;
-    let (platform, _) = exp.build()?;
+    let platform = match platform {
+        Some(p) => p.clone(),
+        None => exp.build()?.0,
+    };
     let replay_tl = timeline::read(
         &text,
         &path.display().to_string(),
         &CpuInfo::from_platform(&platform),
         Window::default(),
     )?;
-    let trace_platform = l
-        .platform
-        .as_deref()
-        .and_then(|p| Platform::resolve(p).ok());
+    let trace_platform = match &l.derived {
+        Some(d) => Some(d.clone()),
+        None => l
+            .platform
+            .as_deref()
+            .and_then(|p| Platform::resolve(p).ok()),
+    };
     Ok(compare(
         l,
         ext,
@@ -188,6 +214,11 @@ fn compare(
     Report {
         trace: tl.file.clone(),
         platform: results.platform.clone(),
+        platform_notes: if l.derived.is_some() || l.platform.is_none() {
+            l.notes.clone()
+        } else {
+            Vec::new()
+        },
         seed,
         tasks,
         cpus,
@@ -249,6 +280,9 @@ pub fn render(r: &Report) -> String {
         "replay of {} on {} (seed {})",
         r.trace, r.platform, r.seed
     );
+    for n in &r.platform_notes {
+        let _ = writeln!(s, "{n}");
+    }
     let _ = writeln!(
         s,
         "{:<20} {:>11} {:>11} {:>7}  {:>8} {:>8} {:>7}  {:>10} {:>10}",
