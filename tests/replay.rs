@@ -778,9 +778,9 @@ fn a_lisa_plat_info_gives_its_capacities_opps_and_energy_model() {
     let r = replay(&trace, false, None, &[], None);
     assert_eq!(r.platform, "juno-board");
     assert!(
-        r.platform_notes.iter().any(|n| n.contains("capacities")),
+        r.notes.iter().any(|n| n.contains("capacities")),
         "{:?}",
-        r.platform_notes
+        r.notes
     );
     // A plat_info of the preset itself (schedlab's own, beside its traces) is the preset.
     std::fs::write(
@@ -792,6 +792,84 @@ fn a_lisa_plat_info_gives_its_capacities_opps_and_energy_model() {
     .unwrap();
     let tp = rp::trace_platform(&trace, None).unwrap();
     assert!(tp.derived.is_none() && tp.preset.as_deref() == Some("juno-r0"));
+}
+
+/// A hog on CPU 0 (a LITTLE of juno-r0: capacity 447, 450–850 MHz) from 1 s to 1.010 s, and
+/// `extra` lines (frequency events) in time order.
+fn hog_trace(extra: &[(&str, &str)]) -> String {
+    let mut lines: Vec<(String, String)> = vec![
+        (
+            "1.000000000".into(),
+            "  <idle>-0 [000] 1.000000000: sched_switch: prev_comm=swapper/0 prev_pid=0 \
+             prev_prio=120 prev_state=R ==> next_comm=hog next_pid=7 next_prio=120"
+                .into(),
+        ),
+        (
+            "1.010000000".into(),
+            "  hog-7 [000] 1.010000000: sched_switch: prev_comm=hog prev_pid=7 prev_prio=120 \
+             prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120"
+                .into(),
+        ),
+    ];
+    for (ts, l) in extra {
+        lines.push((ts.to_string(), l.replace("TS", ts)));
+    }
+    lines.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut text = String::from("cpus=6\n");
+    for (_, l) in lines {
+        text += &l;
+        text += "\n";
+    }
+    text
+}
+
+/// Problem 3 of the LISA traces, the frequency: a task's work is its CPU time × capacity ×
+/// frequency as the trace shows them. cpufreq logs changes only; devlib's report of the
+/// frequencies (a `print` at the recording's start, before any change) gives the frequency
+/// since the start; a first change up to the highest OPP says the CPU was below it; a
+/// frequency above the platform's highest OPP (the trace of another board) counts as it.
+#[test]
+fn a_tasks_work_is_its_cpu_time_at_the_traced_frequency() {
+    let info = CpuInfo::from_platform(&schedlab::platform::Platform::resolve("juno-r0").unwrap());
+    let work = |extra: &[(&str, &str)]| {
+        let tl = timeline::read(&hog_trace(extra), "t.txt", &info, Window::default()).unwrap();
+        let hog = tl.tasks.iter().find(|t| t.pid == 7).unwrap();
+        assert_eq!(hog.cpu_time_ns, 10_000_000);
+        (hog.cpu_work, tl.notes)
+    };
+    let ms_at = |ms: u64, khz: u64| ms * 1_000_000 * (447 * khz / 850_000);
+    // Nothing said: cpufreq's start, the highest OPP.
+    assert_eq!(work(&[]).0, ms_at(10, 850_000));
+    // devlib's report (LISA's text: `0x…s:`, trace-cmd's: `tracing_mark_write:`, older
+    // devlib's `cpu_frequency:`) after the run, before any change: 450 MHz all along.
+    for report in [
+        "  sh-9 [001] TS: print: 0xffff00000819ff24s: cpu_frequency_devlib: state=450000 cpu_id=0",
+        "  sh-9 [001] TS: print: tracing_mark_write: cpu_frequency_devlib: state=450000 cpu_id=0",
+        "  sh-9 [001] TS: print: tracing_mark_write: cpu_frequency:  state=450000 cpu_id=0",
+    ] {
+        let (w, notes) = work(&[("1.020000000", report)]);
+        assert_eq!(w, ms_at(10, 450_000), "{report}");
+        assert!(notes.iter().any(|n| n.contains("devlib")), "{notes:?}");
+    }
+    // A change within the run: each part at its frequency.
+    let change = "  k-3 [000] TS: cpu_frequency: state=700000 cpu_id=0";
+    let report =
+        "  sh-9 [001] TS: print: tracing_mark_write: cpu_frequency_devlib: state=450000 cpu_id=0";
+    assert_eq!(
+        work(&[("0.900000000", report), ("1.004000000", change)]).0,
+        ms_at(4, 450_000) + ms_at(6, 700_000)
+    );
+    // The first change goes up to the highest OPP: before it, the lowest.
+    let up = "  k-3 [000] TS: cpu_frequency: state=850000 cpu_id=0";
+    let (w, notes) = work(&[("1.004000000", up)]);
+    assert_eq!(w, ms_at(4, 450_000) + ms_at(6, 850_000));
+    assert!(notes.iter().any(|n| n.contains("lowest OPP")), "{notes:?}");
+    // Above the platform's highest OPP (a Juno r2's 950 MHz on a Juno r0): counted at it.
+    let r2 =
+        "  sh-9 [001] TS: print: tracing_mark_write: cpu_frequency_devlib: state=950000 cpu_id=0";
+    let (w, notes) = work(&[("0.900000000", r2)]);
+    assert_eq!(w, ms_at(10, 850_000));
+    assert!(notes.iter().any(|n| n.contains("above")), "{notes:?}");
 }
 
 /// A small trace with every event kind the reader knows.

@@ -50,9 +50,10 @@ pub struct Attribution {
 pub struct Report {
     pub trace: String,
     pub platform: String,
-    /// What the traced platform was made of (a plat_info.yml on a preset), a line each.
+    /// What the traced platform was made of (a plat_info.yml on a preset) and what the
+    /// trace left to assumption, a line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub platform_notes: Vec<String>,
+    pub notes: Vec<String>,
     pub seed: u64,
     pub tasks: Vec<TaskRow>,
     pub cpus: Vec<CpuRow>,
@@ -214,11 +215,7 @@ fn compare(
     Report {
         trace: tl.file.clone(),
         platform: results.platform.clone(),
-        platform_notes: if l.derived.is_some() || l.platform.is_none() {
-            l.notes.clone()
-        } else {
-            Vec::new()
-        },
+        notes: l.notes.clone(),
         seed,
         tasks,
         cpus,
@@ -280,7 +277,7 @@ pub fn render(r: &Report) -> String {
         "replay of {} on {} (seed {})",
         r.trace, r.platform, r.seed
     );
-    for n in &r.platform_notes {
+    for n in &r.notes {
         let _ = writeln!(s, "{n}");
     }
     let _ = writeln!(

@@ -254,6 +254,14 @@ fn cpu_info(pi: &plat_info::PlatInfo) -> CpuInfo {
     let asymmetric = pi.capacities.iter().any(|&c| c != pi.capacities[0]);
     CpuInfo {
         capacity: pi.capacities.clone(),
+        min_khz: (0..n)
+            .map(|c| {
+                pi.freqs
+                    .get(&c)
+                    .and_then(|f| f.first().copied())
+                    .unwrap_or(0)
+            })
+            .collect(),
         init_khz: max_khz.clone(),
         max_khz,
         costs,
@@ -280,7 +288,8 @@ pub struct Loaded {
     pub platform: Option<String>,
     /// The traced platform made of its plat_info.yml, when it is not a preset.
     pub derived: Option<Platform>,
-    /// What the traced platform was made of, a line each.
+    /// What the traced platform was made of (when not a preset) and what the trace left to
+    /// assumption, a line each.
     pub notes: Vec<String>,
 }
 
@@ -311,13 +320,21 @@ impl FromTraceArgs {
             min_runtime_ns: time_arg(&self.min_runtime, "--min-runtime")?.unwrap_or(0),
             affinity: self.pin,
         };
+        let notes = if tp.derived.is_some() || tp.preset.is_none() {
+            tp.notes
+                .into_iter()
+                .chain(timeline.notes.iter().cloned())
+                .collect()
+        } else {
+            timeline.notes.clone()
+        };
         Ok(Loaded {
             timeline,
             filter,
             info,
+            notes,
             platform: tp.preset,
             derived: tp.derived,
-            notes: tp.notes,
         })
     }
 }
@@ -337,12 +354,10 @@ impl Loaded {
             (_, None) => "from plat_info.yml".into(),
         };
         let mut notes = String::new();
-        if self.derived.is_some() || self.platform.is_none() {
-            for n in &self.notes {
-                notes.push_str(" * ");
-                notes.push_str(&n.replace("*/", "* /"));
-                notes.push('\n');
-            }
+        for n in &self.notes {
+            notes.push_str(" * ");
+            notes.push_str(&n.replace("*/", "* /"));
+            notes.push('\n');
         }
         format!(
             "/*\n * schedlab gen from-trace: the tasks of {}\n * ({} of {} tasks kept, {:.6} s to {:.6} s of the trace; platform {}).\n * Wake-ups: {t} by tasks (send/recv), {timer} by timers (timer), {irq} by\n * other interrupts or left-out tasks (sleep, iorun). run is µs at capacity 1024.\n{notes} */\n{}\n",
@@ -408,10 +423,8 @@ pub fn trace_side(arg: &str, fallback: &str) -> Result<Experiment, InputError> {
 pub fn gen_from_trace(args: &GenFromTraceArgs) -> Result<String, Error> {
     let l = args.extract.load()?;
     let ext = l.extraction();
-    if l.derived.is_some() || l.platform.is_none() {
-        for n in &l.notes {
-            eprintln!("{n}");
-        }
+    for n in &l.notes {
+        eprintln!("{n}");
     }
     if args.report {
         let p = l.default_platform()?;

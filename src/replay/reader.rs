@@ -75,6 +75,14 @@ pub enum Record<'a> {
         cpu: usize,
         khz: u32,
     },
+    /// A frequency reported from user space, not a change: devlib writes each CPU's current
+    /// frequency into the trace (`print` of `cpu_frequency_devlib: state=K cpu_id=N`, or of
+    /// `cpu_frequency: …` in older versions) when the recording starts and ends, which LISA
+    /// reads as the frequency before the first `cpu_frequency`.
+    FrequencyReport {
+        cpu: usize,
+        khz: u32,
+    },
     /// `CPU:N [LOST M EVENTS]`: what ran on CPU N since is unknown until its next switch.
     Lost {
         cpu: usize,
@@ -110,6 +118,16 @@ impl<'a> Reader<'a> {
             file,
             line: 0,
             nr_cpus: None,
+        }
+    }
+
+    /// A reader of lines of a trace whose header said `cpus=nr_cpus`.
+    pub fn with_cpus(text: &'a str, file: &'a str, nr_cpus: usize) -> Self {
+        Reader {
+            rest: text,
+            file,
+            line: 0,
+            nr_cpus: Some(nr_cpus),
         }
     }
 
@@ -375,9 +393,24 @@ impl<'a> Reader<'a> {
                 khz: int(f, "state=").ok_or_else(|| need("a numeric state="))?,
                 cpu: int(f, "cpu_id=").ok_or_else(|| need("a numeric cpu_id="))?,
             },
+            "print" => devlib_frequency(f).unwrap_or(Record::Other),
             _ => Record::Other,
         })
     }
+}
+
+/// A `print` (`tracing_mark_write: TEXT`, or `0xADDRs: TEXT` in the raw layout) of devlib's
+/// frequency report: `cpu_frequency_devlib: state=K cpu_id=N` or `cpu_frequency: …`.
+fn devlib_frequency(f: &str) -> Option<Record<'static>> {
+    let (_, text) = f.split_once(": ")?;
+    let text = text.trim_start();
+    let fields = text
+        .strip_prefix("cpu_frequency_devlib:")
+        .or_else(|| text.strip_prefix("cpu_frequency:"))?;
+    Some(Record::FrequencyReport {
+        khz: int(fields, "state=")?,
+        cpu: int(fields, "cpu_id=")?,
+    })
 }
 
 /// `Reader::head` in one pass over the bytes for the layout schedlab and `trace-cmd report`
@@ -633,11 +666,11 @@ fn between<'a>(s: &'a str, key: &str, end: &str) -> Option<&'a str> {
     Some(&s[start..start + len])
 }
 
-/// A field's value up to the next space.
+/// A field's value up to the next space or tab (LISA's trace.txt ends some lines in tabs).
 fn value<'a>(s: &'a str, key: &str) -> Option<&'a str> {
     let start = find_key(s, key)?;
     let v = &s[start..];
-    Some(v.split(' ').next().unwrap_or(v))
+    Some(v.split([' ', '\t']).next().unwrap_or(v))
 }
 
 fn int<T: std::str::FromStr>(s: &str, key: &str) -> Option<T> {
@@ -829,6 +862,33 @@ mod tests {
         // Extra spaces between fields (LISA's trace.txt pads them): the general path.
         let padded = raw.replace(" next_comm", "  next_comm");
         assert_eq!(r.record("sched_switch", &padded, "").unwrap(), want);
+    }
+
+    #[test]
+    fn devlib_frequency_reports() {
+        for (line, want) in [
+            (
+                "cpus=6\n  shutils-3106  [001]  2084.238797: print:  tracing_mark_write: \
+                 cpu_frequency_devlib:        state=450000 cpu_id=5",
+                Record::FrequencyReport { cpu: 5, khz: 450_000 },
+            ),
+            (
+                "cpus=6\n  shutils-1703  [001]    76.538557: print:   0xffff00000819ff24s: \
+                 cpu_frequency_devlib:        state=950000 cpu_id=0",
+                Record::FrequencyReport { cpu: 0, khz: 950_000 },
+            ),
+            (
+                "cpus=6\n  shutils-6977  [002] 259445.764420: print:  tracing_mark_write: \
+                 cpu_frequency:        state=1100000 cpu_id=1",
+                Record::FrequencyReport { cpu: 1, khz: 1_100_000 },
+            ),
+            (
+                "cpus=6\n  sh-1702  [005]    76.368433: print:  0xffff00000819ff24s: TRACE_MARKER_START",
+                Record::Other,
+            ),
+        ] {
+            assert_eq!(one(line).unwrap().1, want, "{line}");
+        }
     }
 
     #[test]

@@ -21,6 +21,8 @@ use std::collections::BTreeMap;
 pub struct CpuInfo {
     pub capacity: Vec<u32>,
     pub max_khz: Vec<u32>,
+    /// The lowest OPP (0: unknown).
+    pub min_khz: Vec<u32>,
     /// The frequency before the trace's first `cpu_frequency` event on the CPU.
     pub init_khz: Vec<u32>,
     /// The kernel paths' work (`[costs]`).
@@ -46,6 +48,7 @@ impl CpuInfo {
             p.hz.unwrap_or(crate::kernel::variant::Variant::default().hz);
         CpuInfo {
             capacity: p.cpus.iter().map(|c| c.capacity_orig).collect(),
+            min_khz: (0..p.nr_cpus()).map(|c| p.min_freq_khz(c)).collect(),
             init_khz: max.clone(),
             max_khz: max,
             costs: p.costs,
@@ -61,11 +64,13 @@ impl CpuInfo {
         }
     }
 
+    /// `capacity_orig × f / f_max`; a frequency above the highest OPP (a trace of another
+    /// board) as the highest.
     fn speed(&self, cpu: usize, khz: u32) -> u64 {
         let cap = self.capacity.get(cpu).copied().unwrap_or(1024) as u64;
         match self.max_khz.get(cpu).copied().unwrap_or(0) {
             0 => cap,
-            max => cap * khz as u64 / max as u64,
+            max => cap * khz.min(max) as u64 / max as u64,
         }
     }
 
@@ -165,6 +170,9 @@ pub struct TaskTrace {
     pub steps: Vec<Step>,
     /// The trace's own numbers.
     pub cpu_time_ns: u64,
+    /// Its running time × the capacity it ran at (`capacity_orig × f / f_max`): the work
+    /// the CPU did for it, kernel paths included (capacity·ns).
+    pub cpu_work: u64,
     pub wakeups: u64,
     pub wake_latency_ns: u64,
     pub latencies: u64,
@@ -209,6 +217,9 @@ pub struct Timeline {
     pub busy_khz: Vec<BTreeMap<u32, u64>>,
     /// `cost.syscall_ns` of the platform read with.
     pub syscall_ns: u64,
+    /// What the trace left to assumption (each CPU's frequency before its first event,
+    /// frequencies the platform lacks), a line each.
+    pub notes: Vec<String>,
 }
 
 /// A time window (ns, inclusive) of the trace to extract.
@@ -289,6 +300,9 @@ struct Builder<'i> {
     /// (`Kernel`'s `llc_touched`).
     llc_of: Vec<usize>,
     llc_touched: Vec<u64>,
+    notes: Vec<String>,
+    /// CPUs the trace shows above the platform's highest OPP: the highest frequency seen.
+    above_max: BTreeMap<usize, u32>,
 }
 
 /// Read `text` (a trace named `file`) into a timeline.
@@ -303,7 +317,16 @@ pub fn read(
     let mut last = 0u64;
     let mut started = false;
     while let Some((head, rec)) = r.next()? {
-        let bld = b.get_or_insert_with(|| Builder::new(info, r.nr_cpus().unwrap_or(1)));
+        let bld = b.get_or_insert_with(|| {
+            let n = r.nr_cpus().unwrap_or(1);
+            let mut b = Builder::new(info, n);
+            let (khz, notes) = initial_khz(text, file, info, n);
+            for (c, k) in khz.into_iter().enumerate() {
+                b.cpus[c].khz = k;
+            }
+            b.notes = notes;
+            b
+        });
         let ts = if matches!(rec, Record::Lost { .. }) {
             last
         } else {
@@ -315,7 +338,7 @@ pub fn read(
         }
         if window.from.is_some_and(|from| ts < from) {
             // Before the window only the frequencies matter.
-            if let Record::Frequency { cpu, khz } = rec {
+            if let Record::Frequency { cpu, khz } | Record::FrequencyReport { cpu, khz } = rec {
                 if cpu < bld.cpus.len() {
                     bld.cpus[cpu].khz = khz;
                 }
@@ -340,6 +363,21 @@ pub fn read(
         bld.begin(last);
     }
     bld.finish(last);
+    let mut notes = std::mem::take(&mut bld.notes);
+    let mut above: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (&c, &khz) in &bld.above_max {
+        above.entry(khz).or_default().push(c);
+    }
+    for (khz, cpus) in above {
+        let max = info.max_khz.get(cpus[0]).copied().unwrap_or(0);
+        notes.push(format!(
+            "CPUs {} at {} MHz in the trace, above the platform's highest OPP ({} MHz): \
+             counted at that OPP (is the platform the traced board's?)",
+            list(&cpus),
+            khz / 1000,
+            max / 1000
+        ));
+    }
     Ok(Timeline {
         file: file.to_string(),
         nr_cpus: bld.cpus.len(),
@@ -349,7 +387,94 @@ pub fn read(
         freq_ns: bld.freq_ns,
         busy_khz: bld.busy_khz,
         syscall_ns: info.costs.syscall_ns,
+        notes,
     })
+}
+
+/// CPU numbers, space-separated.
+fn list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Each CPU's frequency at the start of `text`, and notes on what was assumed. cpufreq
+/// emits `cpu_frequency` only on a change, so the frequency before a CPU's first event is
+/// unknown, except where devlib reported it (`Record::FrequencyReport`) before any change:
+/// then it held from the start. A first change up to the highest OPP says the CPU was below
+/// it: the lowest OPP is taken (the governor was raising it from rest). Otherwise (a first
+/// change down, or none) the highest, where cpufreq starts a policy (and schedlab's runs
+/// start).
+fn initial_khz(text: &str, file: &str, info: &CpuInfo, n: usize) -> (Vec<u32>, Vec<String>) {
+    let mut first: Vec<Option<(bool, u32, u64)>> = vec![None; n];
+    let mut left = n;
+    let bytes = text.as_bytes();
+    for at in memchr::memmem::find_iter(bytes, b"cpu_frequency") {
+        if left == 0 {
+            break;
+        }
+        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        let mut r = Reader::with_cpus(&text[start..end], file, n);
+        let Ok(Some((head, rec))) = r.next() else {
+            continue;
+        };
+        let (cpu, khz, report) = match rec {
+            Record::Frequency { cpu, khz } => (cpu, khz, false),
+            Record::FrequencyReport { cpu, khz } => (cpu, khz, true),
+            _ => continue,
+        };
+        if cpu < n && first[cpu].is_none() {
+            first[cpu] = Some((report, khz, head.ts));
+            left -= 1;
+        }
+    }
+    let mut khz: Vec<u32> = (0..n)
+        .map(|c| info.init_khz.get(c).copied().unwrap_or(0))
+        .collect();
+    // (report or raised, kHz taken, first event's time) → CPUs.
+    let mut by: BTreeMap<(bool, u32, u32), (Vec<usize>, u64)> = BTreeMap::new();
+    for (c, f) in first.iter().enumerate() {
+        let max = info.max_khz.get(c).copied().unwrap_or(0);
+        let min = info.min_khz.get(c).copied().unwrap_or(0);
+        match *f {
+            Some((true, k, ts)) => {
+                khz[c] = k;
+                let e = by.entry((true, k, 0)).or_insert((Vec::new(), ts));
+                e.0.push(c);
+            }
+            Some((false, k, ts)) if max > 0 && k >= max && min > 0 && min < max => {
+                khz[c] = min;
+                let e = by.entry((false, min, k)).or_insert((Vec::new(), ts));
+                e.0.push(c);
+            }
+            _ => {}
+        }
+    }
+    let notes = by
+        .into_iter()
+        .map(|((report, k, to), (cpus, ts))| {
+            if report {
+                format!(
+                    "CPUs {} at {} MHz from the start: devlib's report at {:.6} s, no cpu_frequency before it",
+                    list(&cpus),
+                    k / 1000,
+                    ts as f64 / 1e9
+                )
+            } else {
+                format!(
+                    "CPUs {} below {} MHz before their first cpu_frequency ({:.6} s raised them to it): \
+                     taken at the lowest OPP, {} MHz",
+                    list(&cpus),
+                    to / 1000,
+                    ts as f64 / 1e9,
+                    k / 1000
+                )
+            }
+        })
+        .collect();
+    (khz, notes)
 }
 
 impl<'i> Builder<'i> {
@@ -386,6 +511,8 @@ impl<'i> Builder<'i> {
             freq_ns: vec![(0, 0); n],
             busy_khz: vec![BTreeMap::new(); n],
             overutilized: false,
+            notes: Vec::new(),
+            above_max: BTreeMap::new(),
         }
     }
 
@@ -409,6 +536,7 @@ impl<'i> Builder<'i> {
                 exited: false,
                 steps: Vec::new(),
                 cpu_time_ns: 0,
+                cpu_work: 0,
                 wakeups: 0,
                 wake_latency_ns: 0,
                 latencies: 0,
@@ -473,12 +601,18 @@ impl<'i> Builder<'i> {
             let task = &mut self.tasks[t];
             task.work += gained - paid;
             task.cpu_time_ns += dt;
+            task.cpu_work += gained;
             c.busy_at_khz += dt;
         }
     }
 
     /// A new frequency on `cpu`: the busy time at the old one goes to `busy_khz`.
     fn set_khz(&mut self, cpu: usize, khz: u32) {
+        let max = self.info.max_khz.get(cpu).copied().unwrap_or(0);
+        if max > 0 && khz > max {
+            let seen = self.above_max.entry(cpu).or_insert(0);
+            *seen = (*seen).max(khz);
+        }
         let c = &mut self.cpus[cpu];
         if c.busy_at_khz > 0 {
             *self.busy_khz[cpu].entry(c.khz).or_insert(0) += std::mem::take(&mut c.busy_at_khz);
@@ -693,7 +827,7 @@ impl<'i> Builder<'i> {
     ) -> Result<(), InputError> {
         let cpu = head.cpu;
         match rec {
-            Record::Frequency { cpu, khz } => {
+            Record::Frequency { cpu, khz } | Record::FrequencyReport { cpu, khz } => {
                 if cpu >= self.cpus.len() {
                     return Err(InputError::new(
                         file,
