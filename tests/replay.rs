@@ -872,6 +872,46 @@ fn a_tasks_work_is_its_cpu_time_at_the_traced_frequency() {
     assert!(notes.iter().any(|n| n.contains("above")), "{notes:?}");
 }
 
+/// The report gives each task's work (CPU time × capacity × frequency) beside its CPU time:
+/// replayed at other frequencies, the CPU time changes and the work does not.
+#[test]
+fn the_report_compares_work_where_cpu_time_follows_the_frequency() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Periodic tasks: replayed slower, each period still does its work.
+    let light = r#"{ "tasks": {
+        "tick": { "loop": -1, "run": 2000, "timer": { "ref": "t", "period": 16000 } },
+        "tock": { "loop": -1, "run": 3000, "timer": { "ref": "u", "period": 20000 } },
+        "tack": { "loop": -1, "run": 4000, "timer": { "ref": "v", "period": 30000 } } } }"#;
+    let trace = record(
+        tmp.path(),
+        "light",
+        light,
+        "juno-r0",
+        &["cpufreq.governor=performance"],
+        1,
+    );
+    let r = replay(&trace, true, None, &["cpufreq.governor=powersave"], None);
+    let mut checked = 0;
+    for t in r.tasks.iter().filter(|t| t.trace_work_ns > 5_000_000) {
+        assert!(
+            within(t.trace_work_ns, t.replay_work_ns, 0.03),
+            "{}: work {} ns in the trace, {} replayed",
+            t.task,
+            t.trace_work_ns,
+            t.replay_work_ns
+        );
+        assert!(
+            t.replay_runtime_ns as f64 > 1.5 * t.trace_runtime_ns as f64,
+            "{}: {} ns at the highest OPP, {} at the lowest",
+            t.task,
+            t.trace_runtime_ns,
+            t.replay_runtime_ns
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "{:?}", r.tasks);
+}
+
 /// A small trace with every event kind the reader knows.
 fn sample() -> String {
     let mut text = String::from("# tracer: nop\ncpus=2\n");

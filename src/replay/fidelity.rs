@@ -21,6 +21,11 @@ pub struct TaskRow {
     pub pid: u32,
     pub trace_runtime_ns: u64,
     pub replay_runtime_ns: u64,
+    /// CPU time × the capacity it ran at (`capacity_orig × f / f_max`, over 1024): ns of
+    /// work at capacity 1024, kernel paths included. What the extraction gives back; the
+    /// CPU time it takes depends on where and how fast the replay runs it.
+    pub trace_work_ns: u64,
+    pub replay_work_ns: u64,
     pub trace_wakeups: u64,
     pub replay_wakeups: u64,
     pub trace_latency_mean_ns: u64,
@@ -178,6 +183,39 @@ fn compare(
         e.2 += f.wakeup_latency_ns.mean * f.wakeup_latency_ns.count;
         e.3 += f.wakeup_latency_ns.count;
     }
+    // The replay's work per workload task, from its own trace: its threads by pid, exited
+    // forks (which the results do not list by pid) by comm (`<task>-<index>-<n>`).
+    let base_of_pid: BTreeMap<u32, &str> = results
+        .tasks
+        .iter()
+        .map(|r| {
+            let mut base = r.name.as_str();
+            for _ in 0..if r.forked { 2 } else { 1 } {
+                base = base.rsplit_once('-').map_or(base, |(b, _)| b);
+            }
+            (r.pid, base)
+        })
+        .collect();
+    let mut replay_work: BTreeMap<&str, u64> = BTreeMap::new();
+    for t in &replay.tasks {
+        let base = base_of_pid.get(&t.pid).copied().or_else(|| {
+            let mut b = t.comm.as_str();
+            for _ in 0..2 {
+                b = b.rsplit_once('-').map_or(b, |(b, _)| b);
+                if by_task.contains_key(b) {
+                    return ext
+                        .names
+                        .iter()
+                        .find(|n| n.as_str() == b)
+                        .map(String::as_str);
+                }
+            }
+            None
+        });
+        if let Some(b) = base {
+            *replay_work.entry(b).or_insert(0) += t.cpu_work;
+        }
+    }
     let tasks = tl
         .tasks
         .iter()
@@ -193,6 +231,8 @@ fn compare(
                 pid: t.pid,
                 trace_runtime_ns: t.cpu_time_ns,
                 replay_runtime_ns: r.0,
+                trace_work_ns: t.cpu_work / 1024,
+                replay_work_ns: replay_work.get(ext.names[i].as_str()).copied().unwrap_or(0) / 1024,
                 trace_wakeups: t.wakeups,
                 replay_wakeups: r.1,
                 trace_latency_mean_ns: t.wake_latency_ns.checked_div(t.latencies).unwrap_or(0),
@@ -282,17 +322,31 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         s,
-        "{:<20} {:>11} {:>11} {:>7}  {:>8} {:>8} {:>7}  {:>10} {:>10}",
-        "task", "trace ms", "replay ms", "Δ", "wakeups", "replay", "Δ", "lat µs", "replay"
+        "{:<20} {:>11} {:>11} {:>7}  {:>9} {:>9} {:>7}  {:>8} {:>8} {:>7}  {:>10} {:>10}",
+        "task",
+        "trace ms",
+        "replay ms",
+        "Δ",
+        "work ms",
+        "replay",
+        "Δ",
+        "wakeups",
+        "replay",
+        "Δ",
+        "lat µs",
+        "replay"
     );
     for t in &r.tasks {
         let _ = writeln!(
             s,
-            "{:<20} {:>11.3} {:>11.3} {:>7}  {:>8} {:>8} {:>7}  {:>10.1} {:>10.1}",
+            "{:<20} {:>11.3} {:>11.3} {:>7}  {:>9.3} {:>9.3} {:>7}  {:>8} {:>8} {:>7}  {:>10.1} {:>10.1}",
             t.task,
             t.trace_runtime_ns as f64 / 1e6,
             t.replay_runtime_ns as f64 / 1e6,
             pct(t.trace_runtime_ns, t.replay_runtime_ns),
+            t.trace_work_ns as f64 / 1e6,
+            t.replay_work_ns as f64 / 1e6,
+            pct(t.trace_work_ns, t.replay_work_ns),
             t.trace_wakeups,
             t.replay_wakeups,
             pct(t.trace_wakeups, t.replay_wakeups),
