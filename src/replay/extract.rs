@@ -173,7 +173,11 @@ impl<'t> Extraction<'t> {
                 .map(|s| {
                     let Step::Block(b) = s else { return None };
                     let end = b.end?;
-                    let periodic = !b.uninterruptible && on_grid(end, &mut last);
+                    // A timer is re-armed every period: a block across more than one did
+                    // not end by it (a steady interrupt, e.g. network traffic, can look
+                    // periodic), and as the timer its wait would be one per period.
+                    let within_period = grid.is_some_and(|g| end - b.start <= g.period_ns * 3 / 2);
+                    let periodic = !b.uninterruptible && within_period && on_grid(end, &mut last);
                     Some(match dependency(b) {
                         _ if periodic && (dependency(b).is_none() || ambiguous(b)) => Cause::Timer,
                         Some(_) if ambiguous(b) => Cause::Interrupt,
@@ -295,9 +299,15 @@ impl<'t> Extraction<'t> {
         let mut cuts: Vec<(usize, Vec<usize>)> = Vec::new();
         let mut items = Vec::new();
         let mut start = t.start;
+        // The last timer wake-up, or the timer's start: each timer wake-up first advances
+        // the timer by the periods missed since (below).
+        let mut last_timer: Option<u64> = None;
         if let Some(g) = self.grids[i] {
             // rt-app's timer counts periods from the task's start: start it a whole number
-            // of periods before its first timer wake-up, at or before its first activity.
+            // of periods before its grid's first wake-up, at or before its first activity.
+            // The periods until its first timer wake-up are advanced there, where they are
+            // past (no wait): the task did other things in them (its first activity, a long
+            // sleep), which a wait per period at the start would put off.
             let lead = (g.first - g.first.min(t.start)).saturating_sub(GRID_TOLERANCE_NS);
             let periods = lead.div_ceil(g.period_ns).max(1);
             let anchor = g.first.saturating_sub(periods * g.period_ns).max(tl.start);
@@ -305,9 +315,7 @@ impl<'t> Extraction<'t> {
                 items.push(Item::Sleep(t.start - anchor));
             }
             start = anchor;
-            for _ in 1..periods {
-                items.push(Item::Timer);
-            }
+            last_timer = Some(anchor);
         }
         let delay_us = if t.forked_by.is_none() && start - tl.start >= START_SLACK_NS {
             Some((start - tl.start) / 1000)
@@ -316,7 +324,6 @@ impl<'t> Extraction<'t> {
         } else {
             None
         };
-        let mut last_timer: Option<u64> = None;
         for (s, step) in t.steps.iter().enumerate() {
             while let Some(p) = pins.get(cuts.len()).filter(|p| p.0 <= s) {
                 // The first stretch holds what comes before the steps (a timer's start).
@@ -358,7 +365,7 @@ impl<'t> Extraction<'t> {
                         Cause::Timer => {
                             let g = self.grids[i].expect("a timer block has a grid");
                             // Periods missed since the last timer wake-up (the task was late
-                            // and did not sleep) still advance the timer.
+                            // and did not sleep, or slept otherwise) still advance the timer.
                             if let Some(prev) = last_timer {
                                 let n = ((end - prev) + g.period_ns / 2) / g.period_ns;
                                 for _ in 1..n {
@@ -579,17 +586,22 @@ fn find_grid(wakes: &[u64]) -> Option<Grid> {
         return None;
     }
     let tol = GRID_TOLERANCE_NS.min(period / 10);
-    // Count the wake-ups on the grid, re-anchoring at each (timer drift).
+    // Count the wake-ups on the grid, re-anchoring at each (timer drift), and the periods
+    // they span.
     let mut last = wakes[0];
-    let mut on = 1;
+    let (mut on, mut spanned) = (1, 0);
     for &w in &wakes[1..] {
         let n = ((w - last) + period / 2) / period;
         if n >= 1 && (w - last).abs_diff(n * period) <= tol {
             on += 1;
+            spanned += n as usize;
             last = w;
         }
     }
-    (on * 2 >= wakes.len()).then_some(Grid {
+    // Most wake-ups on it, and a wake-up in most of its periods: a timer fires every period
+    // unless its task overran it. An interrupt of a steady rate (network traffic) puts many
+    // wake-ups on a short grid, with long gaps between.
+    (on * 2 >= wakes.len() && (on - 1) * 2 >= spanned).then_some(Grid {
         period_ns: period,
         first: wakes[0],
     })
@@ -1152,5 +1164,25 @@ mod tests {
             })
             .collect();
         assert_eq!(find_grid(&s), None);
+    }
+
+    /// A task woken by an interrupt of a steady rate (network packets every 217 µs) in
+    /// bursts with long gaps is no timer: a timer fires every period.
+    #[test]
+    fn a_steady_interrupt_in_bursts_is_no_grid() {
+        let p = 217_000;
+        let mut w = Vec::new();
+        let mut t = 1_000_000;
+        for burst in 0..6 {
+            for _ in 0..5 {
+                t += p;
+                w.push(t);
+            }
+            t += (20 + burst) * p;
+        }
+        assert_eq!(find_grid(&w), None);
+        // The same wake-ups every period: a timer.
+        let w: Vec<u64> = (0..30).map(|k| 1_000_000 + k * p).collect();
+        assert_eq!(find_grid(&w).map(|g| g.period_ns), Some(p));
     }
 }
