@@ -28,7 +28,9 @@ pub struct TaskRow {
     pub replay_work_ns: u64,
     pub trace_wakeups: u64,
     pub replay_wakeups: u64,
-    pub trace_latency_mean_ns: u64,
+    /// None where the trace cannot give it: no wake-up of the task was logged (a trace
+    /// without `sched_waking`/`sched_wakeup`).
+    pub trace_latency_mean_ns: Option<u64>,
     pub replay_latency_mean_ns: u64,
 }
 
@@ -235,7 +237,11 @@ fn compare(
                 replay_work_ns: replay_work.get(ext.names[i].as_str()).copied().unwrap_or(0) / 1024,
                 trace_wakeups: t.wakeups,
                 replay_wakeups: r.1,
-                trace_latency_mean_ns: t.wake_latency_ns.checked_div(t.latencies).unwrap_or(0),
+                trace_latency_mean_ns: match (t.latencies, t.wakeups) {
+                    (0, 0) => Some(0),
+                    (0, _) => None,
+                    (n, _) => Some(t.wake_latency_ns / n),
+                },
                 replay_latency_mean_ns: r.2.checked_div(r.3).unwrap_or(0),
             }
         })
@@ -339,7 +345,7 @@ pub fn render(r: &Report) -> String {
     for t in &r.tasks {
         let _ = writeln!(
             s,
-            "{:<20} {:>11.3} {:>11.3} {:>7}  {:>9.3} {:>9.3} {:>7}  {:>8} {:>8} {:>7}  {:>10.1} {:>10.1}",
+            "{:<20} {:>11.3} {:>11.3} {:>7}  {:>9.3} {:>9.3} {:>7}  {:>8} {:>8} {:>7}  {:>10} {:>10.1}",
             t.task,
             t.trace_runtime_ns as f64 / 1e6,
             t.replay_runtime_ns as f64 / 1e6,
@@ -350,7 +356,8 @@ pub fn render(r: &Report) -> String {
             t.trace_wakeups,
             t.replay_wakeups,
             pct(t.trace_wakeups, t.replay_wakeups),
-            t.trace_latency_mean_ns as f64 / 1e3,
+            t.trace_latency_mean_ns
+                .map_or("-".into(), |l| format!("{:.1}", l as f64 / 1e3)),
             t.replay_latency_mean_ns as f64 / 1e3,
         );
     }

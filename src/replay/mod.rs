@@ -270,6 +270,7 @@ fn cpu_info(pi: &plat_info::PlatInfo) -> CpuInfo {
         nr_pd,
         eas: nr_pd > 1 && asymmetric,
         tick_ns: 1_000_000_000 / crate::kernel::variant::Variant::default().hz as u64,
+        idle_states: vec![Vec::new(); n],
     }
 }
 

@@ -83,6 +83,12 @@ pub enum Record<'a> {
         cpu: usize,
         khz: u32,
     },
+    /// `cpu_idle`: CPU `cpu` enters idle state `state` (cpuidle's index), or leaves idle
+    /// (None: `state=4294967295`, `PWR_EVENT_EXIT`).
+    CpuIdle {
+        cpu: usize,
+        state: Option<u32>,
+    },
     /// `CPU:N [LOST M EVENTS]`: what ran on CPU N since is unknown until its next switch.
     Lost {
         cpu: usize,
@@ -394,6 +400,12 @@ impl<'a> Reader<'a> {
                 cpu: int(f, "cpu_id=").ok_or_else(|| need("a numeric cpu_id="))?,
             },
             "print" => devlib_frequency(f).unwrap_or(Record::Other),
+            "cpu_idle" => Record::CpuIdle {
+                state: int::<u64>(f, "state=")
+                    .map(|s| u32::try_from(s).ok().filter(|&s| s != u32::MAX))
+                    .ok_or_else(|| need("a numeric state="))?,
+                cpu: int(f, "cpu_id=").ok_or_else(|| need("a numeric cpu_id="))?,
+            },
             _ => Record::Other,
         })
     }

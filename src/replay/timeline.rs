@@ -38,6 +38,9 @@ pub struct CpuInfo {
     pub eas: bool,
     /// The tick period (`CONFIG_HZ`): each tick on a busy CPU is `irq_ns + tick_ns` of work.
     pub tick_ns: u64,
+    /// Per CPU, its idle states (the CPU's, then its cluster's that the CPU's lack): exit
+    /// latency and target residency, ns.
+    pub idle_states: Vec<Vec<(u64, u64)>>,
 }
 
 impl CpuInfo {
@@ -61,7 +64,43 @@ impl CpuInfo {
                 && p.is_asymmetric()
                 && p.cpus.iter().all(|c| c.smt_siblings.len() <= 1),
             tick_ns: 1_000_000_000 / hz.max(1) as u64,
+            idle_states: p
+                .cpus
+                .iter()
+                .map(|c| {
+                    let cluster = &p.freq_domains[c.freq_domain].cluster_idle_states;
+                    c.idle_states
+                        .iter()
+                        .chain(
+                            cluster
+                                .iter()
+                                .filter(|s| c.idle_states.iter().all(|o| o.name != s.name)),
+                        )
+                        .map(|s| (s.exit_latency_ns, s.target_residency_ns))
+                        .collect()
+                })
+                .collect(),
         }
+    }
+
+    /// The exit latency of idle CPU `cpu` running a task after `idle_ns` of idle: that of
+    /// the state `cpu_idle` logged (schedlab's traces log the model's choice; a board's
+    /// governor chooses alike, deep for an I/O wait whose end no timer tells), else of the
+    /// deepest state whose target residency and exit fit in the stay (the governors' choice
+    /// when the next timer is the wake-up).
+    fn exit_latency(&self, cpu: usize, logged: Option<u32>, idle_ns: u64) -> u64 {
+        let Some(states) = self.idle_states.get(cpu) else {
+            return 0;
+        };
+        if let Some(&(exit, _)) = logged.and_then(|k| states.get(k as usize)) {
+            return exit;
+        }
+        states
+            .iter()
+            .filter(|&&(exit, residency)| exit + residency <= idle_ns)
+            .map(|s| s.0)
+            .max()
+            .unwrap_or(0)
     }
 
     /// `capacity_orig × f / f_max`; a frequency above the highest OPP (a trace of another
@@ -246,6 +285,9 @@ struct Cpu {
     /// A task that moved itself off this CPU, until the CPU's next switch says whether
     /// the CPU had other tasks to run.
     moved: Option<usize>,
+    /// When it last switched to idle, and the idle state `cpu_idle` said it entered since.
+    idle_since: u64,
+    idle_state: Option<u32>,
 }
 
 /// `PID_MAX_LIMIT` on 64-bit kernels: the largest `pid_max`.
@@ -490,6 +532,8 @@ impl<'i> Builder<'i> {
                 freq_since: 0,
                 busy_at_khz: 0,
                 moved: None,
+                idle_since: 0,
+                idle_state: None,
             })
             .collect();
         let ids: Vec<Option<usize>> = (0..n).map(|c| info.llc.get(c).copied()).collect();
@@ -636,8 +680,11 @@ impl<'i> Builder<'i> {
         }
         let task = &mut self.tasks[t];
         if matches!(task.state, State::Blocked(_)) {
-            // A missed wake-up (lost events): the block ends here, cause unknown.
+            // A missed wake-up (lost events, or a trace without wake-up events): the block
+            // ends here, cause unknown; when it was woken is unknown too, so it has no
+            // wake-up latency.
             self.end_block(t, ts, Waker::Irq, cpu);
+            self.tasks[t].woken_at = None;
         }
         let task = &mut self.tasks[t];
         if task.state != State::Running(cpu) {
@@ -680,6 +727,44 @@ impl<'i> Builder<'i> {
         task.state = State::Runnable;
         task.wakeups += 1;
         task.woken_at = Some(ts);
+    }
+
+    /// `t`, blocked, is switched in at `ts` on `cpu`, which was idle, and the trace logged no
+    /// wake-up (a trace without `sched_waking`/`sched_wakeup`): the wake-up came the CPU's
+    /// exit latency before (`CpuInfo::exit_latency`), so the block ends there and the
+    /// replay's own wake-up takes its own; and the CPU did the wake path the model charges a
+    /// timer's wake-up there (the interrupt, `try_to_wake_up` and placement when the task
+    /// last ran there, else the wake list's interrupt; and the enqueue), which the task pays
+    /// after its switch-in.
+    fn unlogged_wake(&mut self, cpu: usize, t: usize, ts: u64) {
+        let c = &self.cpus[cpu];
+        let exit = self
+            .info
+            .exit_latency(cpu, c.idle_state, ts.saturating_sub(c.idle_since));
+        let State::Blocked(i) = self.tasks[t].state else {
+            return;
+        };
+        let (start, io) = match self.tasks[t].steps[i] {
+            Step::Block(b) => (b.start, b.uninterruptible),
+            _ => (ts, false),
+        };
+        let here = self.tasks[t].last_cpu.map_or(true, |l| l == cpu);
+        // A block the exit does not fit in (the board's real exit is quicker than the
+        // platform's worst case) still blocks: a µs, the least a sleep or I/O rounds to.
+        let end = ts.saturating_sub(exit).max(start + 1_000).min(ts);
+        self.end_block(t, end, Waker::Irq, cpu);
+        self.tasks[t].woken_at = None;
+        let k = self.info.costs;
+        let path = if here {
+            k.irq_ns
+                + if io { 0 } else { k.hrtimer_ns }
+                + k.ttwu_ns
+                + k.select_ns
+                + k.select_cpu_ns * self.scan(t)
+        } else {
+            k.irq_ns
+        };
+        self.charge(cpu, CpuInfo::work(path + k.enqueue_ns), ts);
     }
 
     /// `cpu` does `work` (capacity·ns) of kernel work at `ts`.
@@ -908,8 +993,16 @@ impl<'i> Builder<'i> {
                     // Going idle: the work ends with the CPU's last task.
                     c.debt = 0;
                 }
+                if next_pid == 0 {
+                    let c = &mut self.cpus[cpu];
+                    c.idle_since = ts;
+                    c.idle_state = None;
+                }
                 if next_pid != 0 {
                     let n = self.task(next_pid, next_comm, Some(next_prio), ts);
+                    if prev_pid == 0 && matches!(self.tasks[n].state, State::Blocked(_)) {
+                        self.unlogged_wake(cpu, n, ts);
+                    }
                     let task = &mut self.tasks[n];
                     if let Some(w) = task.woken_at.take() {
                         task.wake_latency_ns += ts - w;
@@ -1041,6 +1134,11 @@ impl<'i> Builder<'i> {
             Record::Rename { pid, newcomm } => {
                 let t = self.task(pid, newcomm, None, self.start);
                 self.tasks[t].comm = newcomm.to_string();
+            }
+            Record::CpuIdle { cpu, state } => {
+                if let (Some(c), Some(k)) = (self.cpus.get_mut(cpu), state) {
+                    c.idle_state = Some(k);
+                }
             }
             Record::Lost { cpu } => {
                 if cpu < self.cpus.len() {
