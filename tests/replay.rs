@@ -969,6 +969,44 @@ fn a_trace_without_wake_up_events_replays_as_the_full_one() {
     }
 }
 
+/// Problem 5 (and 4) of the LISA traces: a task first seen after the trace's start is
+/// replayed from a `delay`, whose wake-up the trace did not see and the count leaves out:
+/// the replay's wake-ups are counted as the trace counts them (the replay's own trace read
+/// alike), with wake-up events or without; without, the trace gives no wake-up latency.
+#[test]
+fn wake_ups_are_counted_as_the_trace_counts_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (trace, stripped) = with_and_without_wake_ups(tmp.path(), SLEEPERS);
+    for (path, logged) in [(&trace, true), (&stripped, false)] {
+        // From 100 ms: a and b are first seen after the window's start.
+        let r = rp::replay_report(&ReplayArgs {
+            extract: FromTraceArgs {
+                from: Some("100ms".into()),
+                ..extract_args(path, false)
+            },
+            platform: None,
+            set: Vec::new(),
+            set_at: Vec::new(),
+            seed: 0,
+            json: None,
+            trace_out: None,
+        })
+        .unwrap();
+        assert_eq!(r.tasks.len(), 4, "{:?}", r.tasks);
+        for t in &r.tasks {
+            assert!(t.trace_wakeups >= 20, "{t:?}");
+            assert!(
+                t.trace_wakeups.abs_diff(t.replay_wakeups) <= t.trace_wakeups / 50,
+                "{} (wake-up events {logged}): {} wake-ups in the trace, {} replayed",
+                t.task,
+                t.trace_wakeups,
+                t.replay_wakeups
+            );
+            assert_eq!(t.trace_latency_mean_ns.is_some(), logged, "{t:?}");
+        }
+    }
+}
+
 /// A small trace with every event kind the reader knows.
 fn sample() -> String {
     let mut text = String::from("# tracer: nop\ncpus=2\n");

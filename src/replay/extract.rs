@@ -279,24 +279,11 @@ impl<'t> Extraction<'t> {
         }
     }
 
-    fn task(&self, i: usize, t: &TaskTrace) -> Program {
+    /// What task `i`'s program does before the trace's first step of it: its `delay` (µs,
+    /// from the start of the use case), the items that bring it to its first activity (a
+    /// sleep until it, when its timer starts before), and its timer's start.
+    fn prelude(&self, i: usize, t: &TaskTrace) -> (Option<u64>, Vec<Item>, Option<u64>) {
         let tl = self.timeline;
-        let (policy, priority) = policy(t.prio);
-        let mut dl_us = None;
-        if policy == "SCHED_DEADLINE" {
-            // The trace has no deadline parameters: a reservation of the task's longest
-            // run in every period of that length, which lets it run as it did.
-            let longest = t.steps.iter().filter_map(|s| match s {
-                Step::Run(w) => Some(w / 1024 / 1000),
-                _ => None,
-            });
-            dl_us = Some(longest.max().unwrap_or(0).max(1));
-        }
-        let pins = if self.affinity { stretch_pins(t) } else { None };
-        let cpus = (self.affinity && pins.is_none()).then(|| t.cpus.iter().collect());
-        let pins = pins.unwrap_or_default();
-        // Where each stretch starts in the items, with its CPUs.
-        let mut cuts: Vec<(usize, Vec<usize>)> = Vec::new();
         let mut items = Vec::new();
         let mut start = t.start;
         // The last timer wake-up, or the timer's start: each timer wake-up first advances
@@ -324,6 +311,39 @@ impl<'t> Extraction<'t> {
         } else {
             None
         };
+        (delay_us, items, last_timer)
+    }
+
+    /// The wake-ups of task `i`'s replay that the trace does not count: those of its
+    /// prelude (`prelude`), the end of its `delay` and of a sleep until its first activity.
+    /// The trace counts a wake-up it saw end a block; the replay's thread starts with the
+    /// use case and sleeps until the task's first activity in the trace, whose wake-up the
+    /// trace saw only if it logged it (and then as the end of the block that the trace's
+    /// first steps hold, which the replay has too).
+    pub fn prelude_wakeups(&self, i: usize) -> u64 {
+        let (delay_us, items, _) = self.prelude(i, &self.timeline.tasks[i]);
+        u64::from(delay_us.is_some_and(|d| d > 0)) + items.len() as u64
+    }
+
+    fn task(&self, i: usize, t: &TaskTrace) -> Program {
+        let tl = self.timeline;
+        let (policy, priority) = policy(t.prio);
+        let mut dl_us = None;
+        if policy == "SCHED_DEADLINE" {
+            // The trace has no deadline parameters: a reservation of the task's longest
+            // run in every period of that length, which lets it run as it did.
+            let longest = t.steps.iter().filter_map(|s| match s {
+                Step::Run(w) => Some(w / 1024 / 1000),
+                _ => None,
+            });
+            dl_us = Some(longest.max().unwrap_or(0).max(1));
+        }
+        let pins = if self.affinity { stretch_pins(t) } else { None };
+        let cpus = (self.affinity && pins.is_none()).then(|| t.cpus.iter().collect());
+        let pins = pins.unwrap_or_default();
+        // Where each stretch starts in the items, with its CPUs.
+        let mut cuts: Vec<(usize, Vec<usize>)> = Vec::new();
+        let (delay_us, mut items, mut last_timer) = self.prelude(i, t);
         for (s, step) in t.steps.iter().enumerate() {
             while let Some(p) = pins.get(cuts.len()).filter(|p| p.0 <= s) {
                 // The first stretch holds what comes before the steps (a timer's start).

@@ -4,7 +4,7 @@
 //! own trace); and how the extraction attributed the trace's wake-ups.
 
 use super::extract::Extraction;
-use super::timeline::{self, CpuInfo, Timeline, Window};
+use super::timeline::{self, CpuInfo, TaskTrace, Timeline, Window};
 use super::Loaded;
 use crate::experiment::Experiment;
 use crate::platform::Platform;
@@ -166,56 +166,42 @@ fn compare(
 ) -> Report {
     let tl = &l.timeline;
     // The replay's threads by workload task: `<task>-<index>`, forked `<task>-<index>-<n>`.
-    let mut by_task: BTreeMap<&str, (u64, u64, u64, u64)> = BTreeMap::new();
-    for r in &results.tasks {
-        let mut base = r.name.as_str();
-        for _ in 0..if r.forked { 2 } else { 1 } {
-            base = base.rsplit_once('-').map_or(base, |(b, _)| b);
+    let base = |name: &'_ str, forked: bool| -> String {
+        let mut b = name;
+        for _ in 0..if forked { 2 } else { 1 } {
+            b = b.rsplit_once('-').map_or(b, |(b, _)| b);
         }
-        let e = by_task.entry(base).or_default();
-        e.0 += r.runtime_ns;
-        e.1 += r.wakeups;
-        e.2 += r.wakeup_latency_ns.mean * r.wakeup_latency_ns.count;
-        e.3 += r.wakeup_latency_ns.count;
+        b.to_string()
+    };
+    let mut runtime: BTreeMap<String, u64> = BTreeMap::new();
+    for r in &results.tasks {
+        *runtime.entry(base(&r.name, r.forked)).or_default() += r.runtime_ns;
     }
     for f in &results.exited_forks {
-        let e = by_task.entry(f.task.as_str()).or_default();
-        e.0 += f.counts.runtime_ns;
-        e.1 += f.counts.wakeups;
-        e.2 += f.wakeup_latency_ns.mean * f.wakeup_latency_ns.count;
-        e.3 += f.wakeup_latency_ns.count;
+        *runtime.entry(f.task.clone()).or_default() += f.counts.runtime_ns;
     }
-    // The replay's work per workload task, from its own trace: its threads by pid, exited
-    // forks (which the results do not list by pid) by comm (`<task>-<index>-<n>`).
-    let base_of_pid: BTreeMap<u32, &str> = results
+    // Their work, wake-ups and wake-up latencies from the replay's own trace, read as the
+    // trace was (counted alike): its threads by pid, exited forks (which the results do not
+    // list by pid) by comm.
+    let base_of_pid: BTreeMap<u32, String> = results
         .tasks
         .iter()
-        .map(|r| {
-            let mut base = r.name.as_str();
-            for _ in 0..if r.forked { 2 } else { 1 } {
-                base = base.rsplit_once('-').map_or(base, |(b, _)| b);
-            }
-            (r.pid, base)
-        })
+        .map(|r| (r.pid, base(&r.name, r.forked)))
         .collect();
-    let mut replay_work: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut threads: BTreeMap<String, Vec<&TaskTrace>> = BTreeMap::new();
     for t in &replay.tasks {
-        let base = base_of_pid.get(&t.pid).copied().or_else(|| {
+        let name = base_of_pid.get(&t.pid).cloned().or_else(|| {
             let mut b = t.comm.as_str();
             for _ in 0..2 {
                 b = b.rsplit_once('-').map_or(b, |(b, _)| b);
-                if by_task.contains_key(b) {
-                    return ext
-                        .names
-                        .iter()
-                        .find(|n| n.as_str() == b)
-                        .map(String::as_str);
+                if runtime.contains_key(b) {
+                    return Some(b.to_string());
                 }
             }
             None
         });
-        if let Some(b) = base {
-            *replay_work.entry(b).or_insert(0) += t.cpu_work;
+        if let Some(n) = name {
+            threads.entry(n).or_default().push(t);
         }
     }
     let tasks = tl
@@ -224,25 +210,30 @@ fn compare(
         .enumerate()
         .filter(|(i, _)| ext.kept[*i])
         .map(|(i, t)| {
-            let r = by_task
-                .get(ext.names[i].as_str())
-                .copied()
-                .unwrap_or_default();
+            let name = ext.names[i].as_str();
+            let th = threads.get(name).map_or(&[][..], Vec::as_slice);
+            // Counted as the trace counts them: not the replay's own wake-ups before the
+            // task's first activity (`Extraction::prelude_wakeups`), in each of its threads.
+            let skip = ext.prelude_wakeups(i);
+            let latencies: Vec<u64> = th
+                .iter()
+                .flat_map(|r| r.latencies_ns.iter().skip(skip as usize).copied())
+                .collect();
             TaskRow {
-                task: ext.names[i].clone(),
+                task: name.to_string(),
                 pid: t.pid,
                 trace_runtime_ns: t.cpu_time_ns,
-                replay_runtime_ns: r.0,
+                replay_runtime_ns: runtime.get(name).copied().unwrap_or(0),
                 trace_work_ns: t.cpu_work / 1024,
-                replay_work_ns: replay_work.get(ext.names[i].as_str()).copied().unwrap_or(0) / 1024,
+                replay_work_ns: th.iter().map(|r| r.cpu_work).sum::<u64>() / 1024,
                 trace_wakeups: t.wakeups,
-                replay_wakeups: r.1,
-                trace_latency_mean_ns: match (t.latencies, t.wakeups) {
-                    (0, 0) => Some(0),
-                    (0, _) => None,
-                    (n, _) => Some(t.wake_latency_ns / n),
-                },
-                replay_latency_mean_ns: r.2.checked_div(r.3).unwrap_or(0),
+                replay_wakeups: th.iter().map(|r| r.wakeups.saturating_sub(skip)).sum(),
+                trace_latency_mean_ns: t.latency_mean_ns(0),
+                replay_latency_mean_ns: latencies
+                    .iter()
+                    .sum::<u64>()
+                    .checked_div(latencies.len() as u64)
+                    .unwrap_or(0),
             }
         })
         .collect();

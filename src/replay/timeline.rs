@@ -43,6 +43,20 @@ pub struct CpuInfo {
     pub idle_states: Vec<Vec<(u64, u64)>>,
 }
 
+impl TaskTrace {
+    /// The mean latency of its wake-ups after the first `skip`; None when the trace logged
+    /// none of them (it has no wake-up events) though the task was woken.
+    pub fn latency_mean_ns(&self, skip: u64) -> Option<u64> {
+        let woken = self.wakeups.saturating_sub(skip);
+        let l = self.latencies_ns.get(skip as usize..).unwrap_or(&[]);
+        match (l.len() as u64, woken) {
+            (0, 0) => Some(0),
+            (0, _) => None,
+            (n, _) => Some(l.iter().sum::<u64>() / n),
+        }
+    }
+}
+
 impl CpuInfo {
     /// From a platform: cpufreq starts every policy at its highest frequency.
     pub fn from_platform(p: &crate::platform::Platform) -> CpuInfo {
@@ -213,8 +227,9 @@ pub struct TaskTrace {
     /// the CPU did for it, kernel paths included (capacity·ns).
     pub cpu_work: u64,
     pub wakeups: u64,
-    pub wake_latency_ns: u64,
-    pub latencies: u64,
+    /// The latency of each wake-up whose time the trace logged (`sched_waking`, or
+    /// `sched_wakeup` without it) to the task's switch-in, in order.
+    pub latencies_ns: Vec<u64>,
     /// The CPUs it ran on (since the moves of its start, which set its affinity).
     pub cpus: CpuSet,
     /// Its run cut at its own moves after its start; at least one.
@@ -582,8 +597,7 @@ impl<'i> Builder<'i> {
                 cpu_time_ns: 0,
                 cpu_work: 0,
                 wakeups: 0,
-                wake_latency_ns: 0,
-                latencies: 0,
+                latencies_ns: Vec::new(),
                 cpus: CpuSet::empty(),
                 stretches: vec![Stretch {
                     first_step: 0,
@@ -1005,8 +1019,7 @@ impl<'i> Builder<'i> {
                     }
                     let task = &mut self.tasks[n];
                     if let Some(w) = task.woken_at.take() {
-                        task.wake_latency_ns += ts - w;
-                        task.latencies += 1;
+                        task.latencies_ns.push(ts - w);
                     }
                     if std::mem::take(&mut self.tasks[n].affinity_set) {
                         let task = &mut self.tasks[n];
