@@ -1007,6 +1007,67 @@ fn wake_ups_are_counted_as_the_trace_counts_them() {
     }
 }
 
+/// Problem 7 of the LISA traces: the kernel threads the model is itself (schedutil's
+/// `sugov:N`, the stopper `migration/N`) are left to it, not replayed, and the report says
+/// so; `--task` naming one keeps it.
+#[test]
+fn the_models_own_kernel_threads_are_left_to_it() {
+    let sw = |ts: &str, cpu: usize, prev: (&str, u32, i32, &str), next: (&str, u32, i32)| {
+        format!(
+            "  {}-{} [{cpu:03}] {ts}: sched_switch: prev_comm={} prev_pid={} prev_prio={} \
+             prev_state={} ==> next_comm={} next_pid={} next_prio={}\n",
+            prev.0, prev.1, prev.0, prev.1, prev.2, prev.3, next.0, next.1, next.2
+        )
+    };
+    let mut text = String::from("cpus=2\n");
+    for k in 0..10u64 {
+        let t = |us: u64| format!("{}.{:06}", 1 + k / 100, (k % 100) * 10_000 + us);
+        text += &sw(&t(0), 0, ("swapper/0", 0, 120, "R"), ("app", 50, 120));
+        text += &sw(&t(2_000), 0, ("app", 50, 120, "S"), ("sugov:0", 40, -1));
+        text += &format!(
+            "  sugov:0-40 [000] {}: cpu_frequency: state=700000 cpu_id=0\n",
+            t(2_010)
+        );
+        text += &sw(
+            &t(2_030),
+            0,
+            ("sugov:0", 40, -1, "S"),
+            ("swapper/0", 0, 120),
+        );
+        text += &sw(
+            &t(3_000),
+            1,
+            ("swapper/1", 0, 120, "R"),
+            ("migration/1", 41, 0),
+        );
+        text += &sw(
+            &t(3_010),
+            1,
+            ("migration/1", 41, 0, "S"),
+            ("swapper/1", 0, 120),
+        );
+    }
+    let info = CpuInfo::from_platform(&schedlab::platform::Platform::resolve("juno-r0").unwrap());
+    let tl = timeline::read(&text, "k.txt", &info, Window::default()).unwrap();
+    let ext = Extraction::new(&tl, &Filter::default());
+    let w = ext.workload();
+    let names: Vec<&String> = w["tasks"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["app"]);
+    let left = ext.left_to_model().join("\n");
+    assert!(
+        left.contains("sugov:0") && left.contains("migration/1"),
+        "{left}"
+    );
+    let named = Filter {
+        tasks: vec!["sugov*".into(), "app".into()],
+        ..Filter::default()
+    };
+    let ext = Extraction::new(&tl, &named);
+    assert_eq!(ext.workload()["tasks"].as_object().unwrap().len(), 2);
+    let left = ext.left_to_model().join("\n");
+    assert!(!left.contains("sugov:0") && left.contains("migration/1"), "{left}");
+}
+
 /// A small trace with every event kind the reader knows.
 fn sample() -> String {
     let mut text = String::from("# tracer: nop\ncpus=2\n");

@@ -40,12 +40,36 @@ pub struct Filter {
 
 impl Filter {
     fn keeps(&self, t: &TaskTrace) -> bool {
+        let named = |t: &TaskTrace| {
+            self.tasks
+                .iter()
+                .any(|p| p.parse::<u32>().ok() == Some(t.pid) || glob(p, &t.comm))
+        };
         t.cpu_time_ns >= self.min_runtime_ns
-            && (self.tasks.is_empty()
-                || self
-                    .tasks
-                    .iter()
-                    .any(|p| p.parse::<u32>().ok() == Some(t.pid) || glob(p, &t.comm)))
+            && if self.tasks.is_empty() {
+                model_own(&t.comm).is_none()
+            } else {
+                named(t)
+            }
+    }
+}
+
+/// What the model does itself of a kernel thread of the trace, which the replay therefore
+/// leaves to it (unless `--task` names the thread): schedutil's `sugov:N` (the model's
+/// governor sets the frequency after `cost.cpufreq_work_ns`, without a task) and the
+/// stopper `migration/N` (the model makes its active-balance and affinity moves itself).
+/// The idle tasks are not tasks of the trace at all.
+pub fn model_own(comm: &str) -> Option<&'static str> {
+    let numbered = |prefix: &str| {
+        comm.strip_prefix(prefix)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if numbered("sugov:") {
+        Some("schedutil's kthread: the model's governor")
+    } else if numbered("migration/") {
+        Some("the stopper: the model's own moves")
+    } else {
+        None
     }
 }
 
@@ -197,6 +221,25 @@ impl<'t> Extraction<'t> {
             grids,
             affinity: filter.affinity,
         }
+    }
+
+    /// The trace's threads left to the model (`model_own`), a line per kind: what they are
+    /// and which ones.
+    pub fn left_to_model(&self) -> Vec<String> {
+        let mut by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (i, t) in self.timeline.tasks.iter().enumerate() {
+            if let (false, Some(why)) = (self.kept[i], model_own(&t.comm)) {
+                by.entry(why).or_default().push(&t.comm);
+            }
+        }
+        by.into_iter()
+            .map(|(why, comms)| {
+                format!(
+                    "left to the model, not replayed: {} ({why})",
+                    comms.join(" ")
+                )
+            })
+            .collect()
     }
 
     /// Wake-ups of kept tasks by cause: (task, timer, interrupt).

@@ -252,7 +252,7 @@ fn compare(
     Report {
         trace: tl.file.clone(),
         platform: results.platform.clone(),
-        notes: l.notes.clone(),
+        notes: l.notes.iter().cloned().chain(ext.left_to_model()).collect(),
         seed,
         tasks,
         cpus,

@@ -355,7 +355,7 @@ impl Loaded {
             (_, None) => "from plat_info.yml".into(),
         };
         let mut notes = String::new();
-        for n in &self.notes {
+        for n in self.notes.iter().chain(&ext.left_to_model()) {
             notes.push_str(" * ");
             notes.push_str(&n.replace("*/", "* /"));
             notes.push('\n');
@@ -424,7 +424,7 @@ pub fn trace_side(arg: &str, fallback: &str) -> Result<Experiment, InputError> {
 pub fn gen_from_trace(args: &GenFromTraceArgs) -> Result<String, Error> {
     let l = args.extract.load()?;
     let ext = l.extraction();
-    for n in &l.notes {
+    for n in l.notes.iter().chain(&ext.left_to_model()) {
         eprintln!("{n}");
     }
     if args.report {
