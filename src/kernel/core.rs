@@ -162,6 +162,10 @@ pub struct Kernel {
     resched_mask: Vec<u64>,
     /// What exited forked threads did, per workload task.
     pub exited_forks: Vec<ExitedForks>,
+    /// Threads created and not exited, and whether one has exited: the workload has ended
+    /// when none is left (`workload_ended`).
+    threads_alive: usize,
+    thread_exited: bool,
     /// Scratch lists reused to avoid allocating per event.
     pub(super) wake_scratch: Vec<TaskId>,
     pub(super) log_scratch: Vec<LoopRecord>,
@@ -367,6 +371,8 @@ impl Kernel {
             free_tasks: Vec::new(),
             resched_mask: vec![0; n.div_ceil(64)],
             exited_forks: Vec::new(),
+            threads_alive: 0,
+            thread_exited: false,
             wake_scratch: Vec::new(),
             log_scratch: Vec::new(),
             cpuidle,
@@ -445,6 +451,12 @@ impl Kernel {
         &self.user
     }
 
+    /// Every thread of the workload has exited: rt-app's main has joined them all and the
+    /// run is over, whatever kernel timers are still armed.
+    pub fn workload_ended(&self) -> bool {
+        self.thread_exited && self.threads_alive == 0
+    }
+
     /// Flush the trace and the rt-app logs at the end of the run: the first error met by
     /// each.
     pub fn finish_outputs(&mut self) -> (std::io::Result<()>, std::io::Result<()>) {
@@ -478,6 +490,7 @@ impl Kernel {
     /// parent's affinity (pthread_create inherits it); the thread's program then applies
     /// its own scheduling attributes.
     pub(super) fn create_task(&mut self, spec: usize, parent: Option<TaskId>) -> TaskId {
+        self.threads_alive += 1;
         let (index, name) = self
             .user
             .name_thread(&self.workload, spec, parent.is_some());
@@ -645,6 +658,8 @@ impl Kernel {
 
     /// `do_exit()` of the running task `t`.
     pub(super) fn do_exit(&mut self, t: TaskId, now: Time) {
+        self.threads_alive -= 1;
+        self.thread_exited = true;
         let cpu = self.tasks[t].cpu;
         self.emit_task(now, cpu, t, |p| TraceEvent::SchedProcessExit { p });
         self.tasks[t].state = TaskState::Dead;
@@ -2098,6 +2113,10 @@ impl Kernel {
 
 impl Model for Kernel {
     type Event = Event;
+
+    fn ended(&self) -> bool {
+        self.workload_ended()
+    }
 
     fn handle(&mut self, now: Time, event: Event, q: &mut EventQueue<Event>) -> bool {
         match event {
