@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Load a trace.dat with KernelShark's own loader (libkshark, the library its GUI opens
-files with) and print what it loaded (used by tests/trace_formats.rs).
+files with) and print what it loaded (used by tests/it/trace_formats.rs).
 
     python3 scripts/kshark_load.py TRACE.dat
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run LISA's analyses on a schedlab trace and say which fail (used by tests/lisa_trace.rs).
+"""Run LISA's analyses on a schedlab trace and say which fail (used by tests/it/lisa_trace.rs).
 
     target/lisa-venv/bin/python scripts/lisa_analyses.py TRACE PLAT_INFO [TRACE PLAT_INFO...]
 

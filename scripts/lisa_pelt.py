@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run LISA's PELT simulator on an activation signal (used by tests/pelt_oracle.rs).
+"""Run LISA's PELT simulator on an activation signal (used by tests/it/pelt_oracle.rs).
 
     target/lisa-venv/bin/python scripts/lisa_pelt.py < signal.json
 

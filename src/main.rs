@@ -22,6 +22,8 @@ macro_rules! outln {
     ($($arg:tt)*) => { emit(&(format!($($arg)*) + "\n")) };
 }
 
+mod host;
+
 fn emit(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
@@ -84,11 +86,14 @@ enum Command {
     Platforms { name: Option<String> },
     /// Print a generated rt-app workload (JSON) to standard output.
     #[command(subcommand)]
-    Gen(schedlab::workload::gen::GenCommand),
+    Gen(schedlab::gen::GenCommand),
     /// Extract a trace's tasks and run them under this kernel (with any switch): a table of
     /// each task's runtime, wake-ups and latency and each CPU's frequency and energy against
     /// the trace.
     Replay(schedlab::replay::ReplayArgs),
+    /// The machine schedlab runs on: its platform file, and traces of commands run on it.
+    #[command(subcommand)]
+    Host(host::HostCommand),
 }
 
 fn replay(args: schedlab::replay::ReplayArgs) -> Result<(), Error> {
@@ -548,6 +553,10 @@ fn main() -> ExitCode {
         }
         Command::Gen(g) => g.text().map(|text| outln!("{}", text.trim_end())),
         Command::Replay(args) => replay(args),
+        Command::Host(h) => match host::run(h) {
+            Ok(code) => return ExitCode::from(code),
+            Err(e) => Err(e),
+        },
         Command::Platforms { name: Some(n) } => Platform::resolve(&n)
             .map(|p| out!("{}", p.describe()))
             .map_err(Error::from),

@@ -302,7 +302,7 @@ fn platform(py: Python<'_>, name: String) -> PyResult<(String, String, String)> 
 #[pyfunction]
 fn gen(py: Python<'_>, name: String, args: Vec<String>) -> PyResult<String> {
     detached(py, || {
-        let w = schedlab::workload::gen::generate(&name, &args, "schedlab.gen", &name)?;
+        let w = schedlab::gen::generate(&name, &args, "schedlab.gen", &name)?;
         Ok(json(&w))
     })
 }

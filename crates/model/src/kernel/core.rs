@@ -1,0 +1,2289 @@
+//! The core scheduler (kernel/sched/core.c): runqueues, `try_to_wake_up`, `schedule()`,
+//! `scheduler_tick()`, fork and exit, `sched_setscheduler`, affinity and migration — and the
+//! execution of the simulated threads' requests (the system-call boundary).
+//!
+//! Time flows only through events: a tick of a busy CPU, the end of the running task's
+//! current piece of work, the end of a sleep, the RT period timer, a deadline task's
+//! replenishment. Every event handler ends by running `schedule()` on each CPU that needs it,
+//! so a wakeup that preempts takes effect at the same nanosecond (an IPI without delay).
+
+use super::cgroup::{Cgroups, ROOT};
+use super::cpufreq::{
+    uclamp_rq_util_with, CpuUtil, Cpufreq, Env, GovernorKind, Policies, Relation,
+};
+use super::cpuidle::{CpuidleDevice, Residency};
+use super::deadline::DlEntity;
+use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
+use super::fair_balance::Balance;
+use super::futex::{Barrier, Cond, Futexes, Mutex};
+use super::hrtimer::HrtimerBases;
+use super::invariants::Checks;
+use super::pelt::{self, PeltClock, SchedAvg};
+use super::pipe::Channels;
+use super::pm_qos::CpuLatencyQos;
+use super::rt::{RtBandwidth, RtRq};
+use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
+use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
+use super::uclamp::{
+    eff_value, rt_task_fits_capacity, uclamp_fork, uclamp_post_fork, ClampId, RqUclamp, TaskCtx,
+    TaskUclamp, UclampConfig, UclampSys,
+};
+use super::variant::{UpdateSites, Variant};
+use crate::kernel::tracepoint::{
+    EventSelection, Observer, PeltFields, TaskRef, TraceEvent, UclampFields, IDLE_COMM,
+};
+use crate::platform::{Costs, Memory, Platform, Resume, SCHED_CAPACITY_SCALE};
+use crate::workload::{
+    CpuSet, LoopRecord, Policy, RtappLogs, SchedParams, Thread, UserSpace, Workload,
+};
+use schedlab_base::error::InputError;
+use schedlab_base::sim::{EventQueue, Model, SimRng, Time};
+
+/// The engine's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// Create an initial thread of the workload.
+    Spawn { task: TaskId },
+    /// `scheduler_tick()` on a busy CPU.
+    Tick { cpu: usize, gen: u64 },
+    /// The running task's current work (or wall-clock spin) is done.
+    WorkDone { cpu: usize, gen: u64 },
+    /// A sleep or I/O ends: wake the task.
+    Wake { task: TaskId, gen: u64 },
+    /// The RT bandwidth period timer (`sched_rt_period_timer`).
+    RtPeriod,
+    /// Deferred cpufreq work of a policy (sugov kthread, dbs kworker).
+    CpufreqWork { policy: usize },
+    /// The nohz blocked-load update of idle CPUs (`NOHZ_STATS_KICK`).
+    NohzStats,
+    /// The `index`-th timed sysctl/cgroup write of the run's settings.
+    AdminWrite { index: usize },
+    /// A throttled deadline task's replenishment timer (`dl_task_timer`), armed for the
+    /// deadline the task had when it ran out.
+    DlReplenish { task: TaskId, deadline: u64 },
+    /// The tick of an idle CPU whose cpuidle governor kept it.
+    IdleTick { cpu: usize, gen: u64 },
+    /// An idle CPU woken for a task is out of its idle state (at `until`).
+    IdleExit { cpu: usize, until: u64 },
+}
+
+const IDLE_REF: TaskRef<'static> = TaskRef {
+    comm: IDLE_COMM,
+    pid: 0,
+    prio: 120,
+};
+
+/// `TASK_COMM_LEN - 1`.
+const COMM_MAX: usize = 15;
+/// The comm of rt-app's main thread, which its threads inherit before naming themselves.
+const RTAPP_COMM: &str = "rt-app";
+
+/// How often blocked PELT signals are refreshed: `LOAD_AVG_PERIOD` jiffies-as-ms of
+/// `nohz.next_blocked`, used for busy CPUs' rebalance too.
+const BLOCKED_UPDATE_PERIOD_NS: u64 = pelt::LOAD_AVG_PERIOD * 1_000_000;
+
+/// The first pid given to a workload thread (below are the kernel's own threads).
+const FIRST_PID: u32 = 1000;
+
+/// rt-app's main process as its own trace_marker lines name it: it is not simulated (it only
+/// creates the threads and waits), so it writes on CPU 0 as a pid just below its threads'.
+const RTAPP_MAIN: TaskRef<'static> = TaskRef {
+    comm: RTAPP_COMM,
+    pid: FIRST_PID - 1,
+    prio: 120,
+};
+
+/// What a timed write did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AdminRecord {
+    pub at_ns: u64,
+    pub key: String,
+    pub value: String,
+    /// "ok" or the errno name.
+    pub result: &'static str,
+}
+
+/// Where the kernel reports what happens.
+#[derive(Default)]
+pub struct KernelOutputs {
+    /// The trace writer (or any observer of the event stream).
+    pub observer: Option<Box<dyn Observer>>,
+    pub rtapp_logs: Option<RtappLogs>,
+    /// Load-tracking events to emit to the observer.
+    pub events: EventSelection,
+}
+
+/// The simulated machine: platform, kernel state and user space.
+pub struct Kernel {
+    pub platform: Platform,
+    pub variant: Variant,
+    /// What the kernel paths cost and the memory refills come from: the platform's with the
+    /// variant's `cost.*`/`memory.*` switches.
+    pub costs: Costs,
+    pub memory: Memory,
+    pub(super) workload: Workload,
+    pub(super) user: UserSpace,
+    pub tasks: Vec<Task>,
+    pub rqs: Vec<Rq>,
+    /// Bytes touched in each last-level cache so far (by all of its CPUs), by LLC id.
+    llc_touched: Vec<u64>,
+    pub domains: Vec<Domain>,
+    pub fair: Fair,
+    /// Scheduling domains, energy model, overutilized flag and balancer state.
+    pub lb: Balance,
+    /// The CPU doing the enqueue of `try_to_wake_up()` (the waker, or the target through
+    /// its wake list): it pays for the enqueue's work.
+    ttwu_cpu: Option<usize>,
+    pub(super) cpufreq: Cpufreq,
+    /// uclamp sysctls, static key and switches.
+    pub uclamp: UclampSys,
+    /// The cgroup v2 cpu controller's task groups.
+    pub cgroups: Cgroups,
+    /// The cgroup of each of the workload's `taskgroup` paths.
+    pub(super) tg_cgroup: Vec<usize>,
+    pub(super) nohz_stats_armed: bool,
+    /// The run's randomness (thread start times, I/O service times).
+    pub(super) rng: SimRng,
+    pub(super) futex: Futexes,
+    /// Pipes, sockets and futex words of the workload's `send`/`recv` events.
+    pub channels: Channels,
+    pub(super) rt_bw: RtBandwidth,
+    pub(super) rt_period_armed: bool,
+    pub(super) next_pid: u32,
+    /// Capacity of the calibration CPU at its highest OPP (work of `run` events).
+    pub(super) run_capacity: u64,
+    pub(super) observer: Option<Box<dyn Observer>>,
+    pub(super) rtapp_logs: Option<RtappLogs>,
+    /// Load-tracking events the observer wants.
+    pub(super) events: EventSelection,
+    /// Results of the timed sysctl/cgroup writes, in order.
+    pub admin_log: Vec<AdminRecord>,
+    /// Slots of exited forked threads, reused by new ones: a fork loop's memory stays flat.
+    pub(super) free_tasks: Vec<TaskId>,
+    /// The CPUs whose `need_resched` is set, one bit each (64 CPUs per word), so
+    /// `resched_pending` finds them without looking at every runqueue.
+    pub(super) resched_mask: Vec<u64>,
+    /// What the debug checks look at after the event (`invariants.rs`).
+    pub(super) checks: Checks,
+    /// What exited forked threads did, per workload task.
+    pub exited_forks: Vec<ExitedForks>,
+    /// Threads created and not exited, and whether one has exited: the workload has ended
+    /// when none is left (`workload_ended`).
+    threads_alive: usize,
+    thread_exited: bool,
+    /// Scratch lists reused to avoid allocating per event.
+    pub(super) wake_scratch: Vec<TaskId>,
+    pub(super) log_scratch: Vec<LoopRecord>,
+    /// Each CPU's cpuidle device (governor data, state while idle).
+    pub(super) cpuidle: Vec<CpuidleDevice>,
+    /// Sleep timers per CPU (the hrtimer bases), for the idle governors' next timer event.
+    pub(super) hrtimers: HrtimerBases,
+    /// `/dev/cpu_dma_latency` requests.
+    pub(super) pm_qos: CpuLatencyQos,
+}
+
+impl Kernel {
+    /// Boot: runqueues at the governor's fixed OPP and the workload's initial threads
+    /// scheduled for creation within the first `start_spread_ns`.
+    pub fn new(
+        platform: Platform,
+        variant: Variant,
+        workload: Workload,
+        outputs: KernelOutputs,
+        rng: SimRng,
+        queue: &mut EventQueue<Event>,
+    ) -> Result<Kernel, InputError> {
+        let n = platform.nr_cpus();
+        let mut variant = variant;
+        let freq_invariant = *variant
+            .freq_invariance
+            .get_or_insert(platform.freq_invariant);
+        let env = Env {
+            tick_ns: variant.tick_ns(),
+            freq_invariant,
+            nohz: true,
+            // should_io_be_busy() is true on Intel Core CPUs; platform files do not name the
+            // vendor, so ondemand counts iowait as idle unless `cpufreq.io_is_busy` says not.
+            io_is_busy: false,
+        };
+        let mut policies =
+            Policies::from_platform(&platform, platform.energy_model).map_err(|e| {
+                InputError::new(
+                    platform.name.as_str(),
+                    "freq_domains",
+                    "cpufreq policies",
+                    e,
+                )
+            })?;
+        // A run starts on a machine that has been idle: each policy at the frequency its
+        // governor holds idle CPUs at: performance the highest; powersave `policy->min`;
+        // schedutil and the sampling governors the lowest *efficient* OPP (their idle request
+        // resolves with an `E` relation, which skips the energy model's inefficient OPPs), as
+        // a quiet board is when a test starts.
+        for (i, d) in platform.freq_domains.iter().enumerate() {
+            let p = policies.get_mut(i);
+            p.fast_switch = d.fast_switch;
+            p.freq_table = d.freq_table;
+            p.cur_khz = match variant.governor {
+                GovernorKind::Performance => p.resolve(p.max_khz, Relation::H),
+                GovernorKind::Powersave => p.resolve(p.min_khz, Relation::L),
+                _ => p.resolve(p.min_khz, Relation::LE),
+            };
+        }
+        let boot_opp: Vec<usize> = platform
+            .freq_domains
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let khz = policies.get(i).cur_khz;
+                d.opps.iter().rposition(|o| o.freq_khz <= khz).unwrap_or(0)
+            })
+            .collect();
+        let cpufreq =
+            Cpufreq::new(variant.governor, policies, &variant.cpufreq, &env).map_err(|e| {
+                InputError::new("--set", "cpufreq", e, "a tunable the governor refuses")
+            })?;
+        let (uclamp, cgroups) = boot_uclamp(&variant, &workload)?;
+        let tg_cgroup = workload
+            .taskgroups
+            .iter()
+            .map(|p| {
+                cgroups
+                    .find(p)
+                    .expect("boot_uclamp creates every workload group")
+            })
+            .collect();
+        let domains: Vec<Domain> = platform
+            .freq_domains
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let opp = boot_opp[i];
+                Domain {
+                    opp,
+                    busy_cpus: 0,
+                    res: Residency::new(d.opps.len(), d.cluster_idle_states.len(), opp),
+                }
+            })
+            .collect();
+        let cpuidle = platform
+            .cpus
+            .iter()
+            .map(|c| CpuidleDevice::new(variant.cpuidle_governor, c.idle_states.len()))
+            .collect();
+        let rqs = (0..n)
+            .map(|cpu| {
+                let dom = platform.cpus[cpu].freq_domain;
+                let opp = domains[dom].opp;
+                let freq = platform.freq_domains[dom].opps[opp].freq_khz;
+                Rq {
+                    curr: None,
+                    nr_running: 0,
+                    rt: RtRq::default(),
+                    dl: Default::default(),
+                    need_resched: false,
+                    tick_gen: 0,
+                    tick_on: false,
+                    work_gen: 0,
+                    progress_ts: 0,
+                    kernel_work: 0,
+                    irq_arrival: 0,
+                    last_mm: 0,
+                    touched_bytes: 0,
+                    exec_start: 0,
+                    freq_khz: freq,
+                    capacity_cur: platform.capacity_at(cpu, freq) as u64,
+                    res: Residency::new(
+                        platform.freq_domains[dom].opps.len(),
+                        platform.cpus[cpu].idle_states.len(),
+                        opp,
+                    ),
+                    pelt: PeltClock::default(),
+                    avg_rt: SchedAvg::default(),
+                    avg_dl: SchedAvg::default(),
+                    next_blocked: 0,
+                    nr_iowait: 0,
+                    times: CpuTimesAcc::default(),
+                    dl_running_bw: 0,
+                    uclamp: RqUclamp::default(),
+                }
+            })
+            .collect();
+        let run_capacity = match workload.global.calibration {
+            crate::workload::Calibration::Cpu(c) if c < n => platform.cpus[c].capacity_orig as u64,
+            _ => SCHED_CAPACITY_SCALE as u64,
+        };
+        let futex = Futexes {
+            mutexes: vec![Mutex::default(); workload.mutexes.len()],
+            conds: vec![Cond::default(); workload.conds.len()],
+            barriers: workload
+                .barriers
+                .iter()
+                .map(|b| Barrier {
+                    participants: b.participants,
+                    waiters: Vec::new(),
+                })
+                .collect(),
+        };
+        let rt_bw = RtBandwidth {
+            runtime: u64::try_from(variant.sched_rt_runtime_us)
+                .ok()
+                .map(|us| us * 1000),
+            period: variant.sched_rt_period_us * 1000,
+        };
+        let lb = Balance::new(
+            &platform,
+            variant.energy_model,
+            freq_invariant,
+            variant.governor == GovernorKind::Schedutil,
+            variant.sched_migration_cost_ns,
+        );
+        let (costs, memory) = variant.machine(&platform);
+        let llc_touched = vec![0; lb.topo.llc_id.iter().max().map_or(1, |m| m + 1)];
+        let mut k = Kernel {
+            fair: Fair::new(n, &variant),
+            lb,
+            ttwu_cpu: None,
+            user: UserSpace::new(&workload),
+            costs,
+            memory,
+            platform,
+            variant,
+            tasks: Vec::new(),
+            llc_touched,
+            rqs,
+            domains,
+            cpufreq,
+            uclamp,
+            cgroups,
+            tg_cgroup,
+            nohz_stats_armed: false,
+            rng,
+            futex,
+            channels: Channels::new(&workload.channels),
+            rt_bw,
+            rt_period_armed: false,
+            next_pid: FIRST_PID,
+            run_capacity,
+            events: if outputs.observer.is_some() {
+                outputs.events
+            } else {
+                EventSelection::default()
+            },
+            observer: outputs.observer,
+            rtapp_logs: outputs.rtapp_logs,
+            admin_log: Vec::new(),
+            free_tasks: Vec::new(),
+            resched_mask: vec![0; n.div_ceil(64)],
+            checks: Checks::new(n),
+            exited_forks: Vec::new(),
+            threads_alive: 0,
+            thread_exited: false,
+            wake_scratch: Vec::new(),
+            log_scratch: Vec::new(),
+            cpuidle,
+            hrtimers: HrtimerBases::new(n),
+            pm_qos: CpuLatencyQos::default(),
+            workload,
+        };
+        if let Some(us) = k.workload.global.pm_qos_cpu_dma_latency_us {
+            k.pm_qos.add_request(us);
+        }
+        k.sync_fair_groups();
+        for w in &k.variant.cgroup_writes.clone() {
+            if w.file.starts_with("cpu.uclamp.") {
+                continue;
+            }
+            let g = k
+                .cgroups
+                .find(&w.path)
+                .expect("boot_uclamp creates every group");
+            k.write_fair_cgroup(g, &w.file, &w.value, 0).map_err(|e| {
+                InputError::new(
+                    "--set",
+                    format!("cgroup.{}.{}", w.path, w.file),
+                    "cpu.weight 1..=10000 or cpu.latency.nice -20..=19, in a group below the \
+                     root, with CONFIG_FAIR_GROUP_SCHED",
+                    format!("`{}` ({})", w.value, e.name()),
+                )
+            })?;
+        }
+        let initial = k.workload.initial_threads();
+        // One allocation for the tasks that start (a Task is a few KiB: growing by doubling
+        // would copy them all and hold two copies at the peak).
+        k.tasks.reserve_exact(initial.len());
+        for (spec, _) in initial {
+            let t = k.create_task(spec, None);
+            let at = if k.variant.start_spread_ns > 0 {
+                k.rng.below(k.variant.start_spread_ns)
+            } else {
+                0
+            };
+            queue.schedule(at, Event::Spawn { task: t });
+        }
+        for cpu in 0..n {
+            k.emit(
+                0,
+                cpu,
+                &TraceEvent::CpuFrequency {
+                    khz: k.rqs[cpu].freq_khz,
+                    cpu,
+                },
+            );
+            k.trace_initial_state(cpu);
+        }
+        // Every CPU boots into the idle loop.
+        for cpu in 0..n {
+            k.do_idle(cpu, 0, queue);
+        }
+        if k.observer.is_some() {
+            k.user.enable_marks(k.workload.global.ftrace);
+            k.user.marks.main("start");
+            k.write_marks(0, 0, None);
+        }
+        k.cpufreq_start(0, queue);
+        for (index, w) in k.variant.timed_writes.iter().enumerate() {
+            queue.schedule(w.at_ns, Event::AdminWrite { index });
+        }
+        Ok(k)
+    }
+
+    pub fn workload(&self) -> &Workload {
+        &self.workload
+    }
+
+    /// The workload threads' shared user-space state (the use case's start time, …).
+    pub fn user(&self) -> &UserSpace {
+        &self.user
+    }
+
+    /// Every thread of the workload has exited: rt-app's main has joined them all and the
+    /// run is over, whatever kernel timers are still armed.
+    pub fn workload_ended(&self) -> bool {
+        self.thread_exited && self.threads_alive == 0
+    }
+
+    /// Flush the trace and the rt-app logs at the end of the run: the first error met by
+    /// each.
+    pub fn finish_outputs(&mut self) -> (std::io::Result<()>, std::io::Result<()>) {
+        let trace = self.observer.as_mut().map_or(Ok(()), |o| o.finish());
+        let logs = self.rtapp_logs.as_mut().map_or(Ok(()), |l| l.finish());
+        (trace, logs)
+    }
+
+    pub(super) fn emit(&mut self, ts: Time, cpu: usize, ev: &TraceEvent<'_>) {
+        if let Some(obs) = self.observer.as_mut() {
+            let current = self.rqs[cpu].curr.map(|t| task_ref(&self.tasks[t]));
+            obs.event(ts, cpu, current, ev);
+        }
+    }
+
+    /// Emit an event about task `t` (the event borrows its name).
+    pub(super) fn emit_task<F>(&mut self, ts: Time, cpu: usize, t: TaskId, make: F)
+    where
+        F: for<'a> FnOnce(TaskRef<'a>) -> TraceEvent<'a>,
+    {
+        if let Some(obs) = self.observer.as_mut() {
+            let current = self.rqs[cpu].curr.map(|c| task_ref(&self.tasks[c]));
+            obs.event(ts, cpu, current, &make(task_ref(&self.tasks[t])));
+        }
+    }
+
+    // ----- task creation and exit -------------------------------------------------------
+
+    /// `copy_process()` + `sched_fork()`: a new task in TASK_NEW, not yet on a runqueue,
+    /// named and numbered as rt-app names its threads. A forked thread starts with its
+    /// parent's affinity (pthread_create inherits it); the thread's program then applies
+    /// its own scheduling attributes.
+    pub(super) fn create_task(&mut self, spec: usize, parent: Option<TaskId>) -> TaskId {
+        self.threads_alive += 1;
+        let (index, name) = self
+            .user
+            .name_thread(&self.workload, spec, parent.is_some());
+        let s = &self.workload.tasks[spec];
+        let params = s.params;
+        let nr = self.platform.nr_cpus();
+        let cpus_allowed = parent.map_or(CpuSet::all(nr), |p| self.tasks[p].cpus_allowed);
+        let mut thread = Thread::new(&self.workload, spec, index, name.clone(), self.run_capacity);
+        if parent.is_some() {
+            thread.set_default_affinity(cpus_allowed);
+        }
+        thread.set_logging(self.rtapp_logs.is_some());
+        let id = self.free_tasks.last().copied().unwrap_or(self.tasks.len());
+        let cpu = parent.map_or(0, |p| self.tasks[p].cpu);
+        let (nice, rt_priority) = split_priority(params);
+        let se = self.fair.alloc_se(
+            LoadWeight::for_nice(nice, params.policy == Policy::Idle),
+            params.policy == Policy::Idle,
+            cpu,
+            id,
+        );
+        // sched_fork(): the child copies its parent's latency nice and offset, unless the
+        // parent asked for reset_on_fork (patch 2).
+        let reset = parent.is_some_and(|p| self.tasks[p].sched_reset_on_fork);
+        let (latency_nice, latency_offset) = match parent {
+            Some(p) if !reset => (
+                self.tasks[p].latency_nice,
+                self.fair.ses[self.tasks[p].se].latency_offset,
+            ),
+            _ => (0, self.fair.latency_offset(0)),
+        };
+        self.fair.set_latency_offset(se, latency_offset);
+        // v6.12: a fair task's sched_runtime is its custom slice (EEVDF).
+        let runtime = if params.policy.is_fair() {
+            params.dl_runtime_ns
+        } else {
+            0
+        };
+        self.fair.set_custom_slice(se, runtime);
+        let cgroup = parent.map_or(ROOT, |p| self.tasks[p].cgroup);
+        self.fair.set_task_group(se, cgroup);
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        let comm_end = name
+            .char_indices()
+            .nth(COMM_MAX)
+            .map_or(name.len(), |(i, _)| i);
+        let comm = name[..comm_end].to_owned();
+        let task = Task {
+            pid,
+            name,
+            comm,
+            renamed: false,
+            spec,
+            forked: parent.is_some(),
+            state: TaskState::New,
+            on_rq: false,
+            cpu,
+            policy: params.policy,
+            nice,
+            rt_priority,
+            cpus_allowed,
+            se,
+            dl: dl_entity(params),
+            rr_ticks: self.rr_timeslice_ticks(),
+            in_iowait: false,
+            sum_exec_runtime: 0,
+            thread,
+            activity: Activity::Next,
+            wake_gen: 0,
+            timer_slack_ns: self.workload.tasks[spec]
+                .timer_slack_ns
+                .or(parent.map(|p| self.tasks[p].timer_slack_ns))
+                .unwrap_or(self.variant.timer_slack_ns),
+            migrate_pending: false,
+            cgroup,
+            uclamp: match parent {
+                Some(p) => {
+                    let mut child = uclamp_fork(&self.tasks[p].uclamp, reset, &self.uclamp);
+                    uclamp_post_fork(&mut child, &self.uclamp, params.policy.is_rt());
+                    child
+                }
+                None if params.policy.is_rt() => TaskUclamp::rt(&self.uclamp),
+                None => TaskUclamp::fair(&self.uclamp),
+            },
+            latency_nice,
+            sched_reset_on_fork: false,
+            setattr_errors: 0,
+            last_setattr_errno: None,
+            // A process of its own (hackbench's forked senders and receivers), or a thread
+            // of rt-app's process.
+            mm: if self.workload.tasks[spec].own_process {
+                pid
+            } else {
+                0
+            },
+            working_set: self.workload.tasks[spec].working_set,
+            ran_on: None,
+            touched_mark: 0,
+            llc_mark: 0,
+            retry_send: None,
+            last_ran: 0,
+            stats: TaskStats::default(),
+        };
+        match self.free_tasks.pop() {
+            Some(slot) => self.tasks[slot] = task,
+            None => self.tasks.push(task),
+        }
+        id
+    }
+
+    pub(super) fn rr_timeslice_ticks(&self) -> u64 {
+        (self.variant.sched_rr_timeslice_ms * self.variant.hz as u64 / 1000).max(1)
+    }
+
+    /// `wake_up_new_task()`: fork balancing, first enqueue, preemption check.
+    pub(super) fn wake_up_new_task(
+        &mut self,
+        t: TaskId,
+        parent: Option<TaskId>,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        let parent_cpu = parent.map_or(0, |p| self.tasks[p].cpu);
+        let cpu = self.select_task_rq(t, parent_cpu, parent_cpu, true, false, now);
+        let se = self.tasks[t].se;
+        // task_fork_fair() runs against the parent's queue, then the child moves.
+        let parent_se = parent.map(|p| self.tasks[p].se);
+        self.fair.task_fork(parent_cpu, parent_se, se, now);
+        self.checks.task(t);
+        self.checks.cpu(self.tasks[t].cpu);
+        self.tasks[t].cpu = cpu;
+        self.tasks[t].state = TaskState::Running;
+        self.update_rq_clock(cpu, now);
+        let cap = self.platform.cpus[cpu].capacity_orig as u64;
+        self.fair.post_init_entity_util_avg(cpu, se, cap);
+        self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
+        let trace_cpu = parent.map_or(cpu, |p| self.tasks[p].cpu);
+        self.emit_task(now, trace_cpu, t, |p| TraceEvent::SchedWakeupNew {
+            p,
+            target_cpu: cpu,
+        });
+        self.check_preempt_curr(cpu, t, true, now);
+    }
+
+    /// `kernel_clone()` from a running thread.
+    pub(super) fn do_fork(
+        &mut self,
+        parent: TaskId,
+        spec: usize,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        let child = self.create_task(spec, Some(parent));
+        self.tasks[parent].stats.forks += 1;
+        let pcpu = self.tasks[parent].cpu;
+        if let Some(obs) = self.observer.as_mut() {
+            let cur = task_ref(&self.tasks[parent]);
+            let ev = TraceEvent::SchedProcessFork {
+                parent: cur,
+                child: task_ref(&self.tasks[child]),
+            };
+            obs.event(now, pcpu, Some(cur), &ev);
+        }
+        self.wake_up_new_task(child, Some(parent), now, q);
+    }
+
+    /// `do_exit()` of the running task `t`.
+    pub(super) fn do_exit(&mut self, t: TaskId, now: Time) {
+        self.threads_alive -= 1;
+        self.thread_exited = true;
+        let cpu = self.tasks[t].cpu;
+        self.emit_task(now, cpu, t, |p| TraceEvent::SchedProcessExit { p });
+        self.checks.task(t);
+        self.tasks[t].state = TaskState::Dead;
+        self.futex.forget(t);
+        self.channels.forget(t);
+        if let Some(logs) = self.rtapp_logs.as_mut() {
+            logs.close(t);
+        }
+        self.resched_curr(cpu);
+    }
+
+    /// An exited forked thread's numbers join its task's totals and its slot is freed.
+    pub(super) fn reap_forked(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t];
+        let spec = task.spec;
+        if self.exited_forks.len() <= spec {
+            self.exited_forks
+                .resize_with(spec + 1, ExitedForks::default);
+        }
+        let agg = &mut self.exited_forks[spec];
+        let c = &mut agg.counts;
+        c.threads += 1;
+        c.runtime_ns += task.sum_exec_runtime;
+        c.wakeups += task.stats.wakeups;
+        c.preemptions += task.stats.preemptions;
+        c.migrations += task.stats.migrations;
+        c.io_completions += task.stats.io_completions;
+        c.forks += task.stats.forks;
+        agg.wakeup_latency.merge(&task.stats.wakeup_latency);
+        agg.latency_split.add(&task.stats.latency_split);
+        self.free_tasks.push(t);
+    }
+
+    // ----- runqueue operations ----------------------------------------------------------
+
+    /// `enqueue_task()` of the task's class, plus `rq->nr_running`, with the cpufreq hooks of
+    /// the enqueue paths.
+    pub(super) fn enqueue_task(
+        &mut self,
+        t: TaskId,
+        cpu: usize,
+        flags: QueueFlags,
+        head: bool,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        self.update_rq_clock(cpu, now);
+        let payer = self.ttwu_cpu.unwrap_or(cpu);
+        let levels = self.queue_levels(t);
+        self.charge(payer, self.costs.enqueue_ns * levels);
+        if self.uclamp_enabled(t) {
+            // uclamp_rq_inc() before the class enqueue.
+            let ctx = self.uclamp_ctx(t);
+            let before = self.rqs[cpu].uclamp.ops.total();
+            self.rqs[cpu]
+                .uclamp
+                .inc(&mut self.tasks[t].uclamp, ctx, &self.uclamp);
+            self.charge_uclamp(payer, cpu, before);
+        }
+        self.checks.task(t);
+        self.checks.cpu(cpu);
+        let task = &mut self.tasks[t];
+        debug_assert!(!task.on_rq, "task {} enqueued twice", task.pid);
+        task.on_rq = true;
+        self.rqs[cpu].nr_running += 1;
+        // add_nr_running(): a second task makes the root domain overloaded.
+        self.lb.overload |= self.rqs[cpu].nr_running == 2;
+        match task.class() {
+            Class::Fair => {
+                let (se, iowait) = (task.se, task.in_iowait);
+                let iowait_flag = if iowait { SCHED_CPUFREQ_IOWAIT } else { 0 };
+                self.fair.util_est_enqueue(cpu, se);
+                let v61 = self.variant.cpufreq_update_sites == UpdateSites::V61;
+                if v61 && iowait {
+                    self.cpufreq_update_util(cpu, iowait_flag, now, q);
+                }
+                self.fair.enqueue_entity(cpu, se, flags, now);
+                let curr_fair = self.rqs[cpu]
+                    .curr
+                    .is_some_and(|c| self.tasks[c].class() == Class::Fair);
+                if !curr_fair {
+                    self.fair.check_preempt_from_others(cpu, se);
+                }
+                if flags.wakeup {
+                    self.update_overutilized_status(cpu, now);
+                }
+                self.trace_pelt(cpu, t, false, now);
+                if v61 {
+                    self.fair_util_change(cpu, now, q);
+                } else {
+                    self.cpufreq_update_util(cpu, iowait_flag, now, q);
+                }
+            }
+            Class::Rt => {
+                let prio = task.prio() as usize;
+                self.rqs[cpu].rt.enqueue(t, prio, head);
+                if !self.rt_period_armed && self.rt_bw.runtime.is_some() {
+                    self.rt_period_armed = true;
+                    q.schedule(now + self.rt_bw.period, Event::RtPeriod);
+                }
+                // enqueue_top_rt_rq() kicks cpufreq.
+                self.cpufreq_update_util(cpu, 0, now, q);
+            }
+            Class::Dl => {
+                if flags.wakeup || task.dl.deadline == 0 {
+                    task.dl.update_at_wakeup(now);
+                }
+                if task.dl.throttled {
+                    arm_dl_timer(&task.dl, t, now, q);
+                } else {
+                    self.rqs[cpu].dl.enqueue(t, task.dl.deadline);
+                }
+                // add_running_bw() kicks cpufreq.
+                self.rqs[cpu].dl_running_bw += task.dl.bandwidth();
+                self.cpufreq_update_util(cpu, 0, now, q);
+            }
+        }
+    }
+
+    /// `dequeue_task()`, with the cpufreq hooks of the dequeue paths.
+    pub(super) fn dequeue_task(
+        &mut self,
+        t: TaskId,
+        cpu: usize,
+        flags: QueueFlags,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        self.update_rq_clock(cpu, now);
+        let levels = self.queue_levels(t);
+        self.charge(cpu, self.costs.enqueue_ns * levels);
+        if self.uclamp_enabled(t) {
+            let before = self.rqs[cpu].uclamp.ops.total();
+            self.rqs[cpu].uclamp.dec(&mut self.tasks[t].uclamp);
+            self.charge_uclamp(cpu, cpu, before);
+        }
+        self.checks.task(t);
+        self.checks.cpu(cpu);
+        let task = &mut self.tasks[t];
+        debug_assert!(task.on_rq && task.cpu == cpu);
+        task.on_rq = false;
+        self.rqs[cpu].nr_running -= 1;
+        match task.class() {
+            Class::Fair => {
+                let se = task.se;
+                self.fair.util_est_dequeue(cpu, se);
+                self.fair.dequeue_entity(cpu, se, flags, now);
+                let cap = self.platform.cpus[cpu].capacity_orig as u64;
+                self.fair.util_est_update(se, flags.wakeup, cap);
+                self.trace_pelt(cpu, t, flags.wakeup, now);
+                if self.variant.cpufreq_update_sites == UpdateSites::V61 {
+                    self.fair_util_change(cpu, now, q);
+                } else {
+                    self.fair.take_util_change(cpu);
+                    self.cpufreq_update_util(cpu, 0, now, q);
+                }
+            }
+            Class::Rt => {
+                self.rqs[cpu].rt.dequeue(t, task.prio() as usize);
+                // dequeue_rt_entity() ends in enqueue_top_rt_rq(), which kicks cpufreq.
+                self.cpufreq_update_util(cpu, 0, now, q);
+            }
+            Class::Dl => {
+                if !task.dl.throttled {
+                    self.rqs[cpu].dl.dequeue(t);
+                }
+                self.rqs[cpu].dl_running_bw -= task.dl.bandwidth();
+                self.cpufreq_update_util(cpu, 0, now, q);
+            }
+        }
+    }
+
+    /// LISA's load-tracking events after a fair task's PELT update on `cpu`.
+    pub(super) fn trace_pelt(&mut self, cpu: usize, t: TaskId, dequeued_sleeping: bool, now: Time) {
+        let sel = self.events;
+        if !sel.any_pelt() {
+            return;
+        }
+        let Some(obs) = self.observer.as_mut() else {
+            return;
+        };
+        let current = self.rqs[cpu].curr.map(|c| task_ref(&self.tasks[c]));
+        let se = &self.fair.ses[self.tasks[t].se].avg;
+        let p = task_ref(&self.tasks[t]);
+        if sel.sched_pelt_se {
+            obs.event(
+                now,
+                cpu,
+                current,
+                &TraceEvent::SchedPeltSe {
+                    cpu,
+                    p,
+                    avg: pelt_fields(se),
+                },
+            );
+        }
+        if sel.sched_util_est_se && dequeued_sleeping {
+            let ev = TraceEvent::SchedUtilEstSe {
+                cpu,
+                p,
+                enqueued: se.util_est.enqueued & !pelt::UTIL_AVG_UNCHANGED,
+                ewma: se.util_est.ewma,
+                util: se.util_avg,
+            };
+            obs.event(now, cpu, current, &ev);
+        }
+        let rq = &self.rqs[cpu];
+        let used = self.variant.uclamp_task && self.uclamp.active();
+        let clamps = |util: u64| {
+            let rq_util = CpuUtil {
+                uclamp_used: used,
+                uclamp_min: rq.uclamp.value[0] as u64,
+                uclamp_max: rq.uclamp.value[1] as u64,
+                uclamp_idle: rq.uclamp.flags_idle,
+                ..CpuUtil::default()
+            };
+            UclampFields {
+                util_avg: util,
+                uclamp_avg: uclamp_rq_util_with(&rq_util, util, None),
+                uclamp_min: rq_util.uclamp_min,
+                uclamp_max: rq_util.uclamp_max,
+            }
+        };
+        if sel.uclamp_util_se {
+            let ev = TraceEvent::UclampUtilSe {
+                cpu,
+                p,
+                clamps: clamps(se.util_avg),
+            };
+            obs.event(now, cpu, current, &ev);
+        }
+        let cfs = &self.fair.rqs[cpu].avg;
+        if sel.uclamp_util_cfs {
+            obs.event(
+                now,
+                cpu,
+                current,
+                &TraceEvent::UclampUtilCfs {
+                    cpu,
+                    clamps: clamps(cfs.util_avg),
+                },
+            );
+        }
+        if sel.sched_pelt_cfs {
+            obs.event(
+                now,
+                cpu,
+                current,
+                &TraceEvent::SchedPeltCfs {
+                    cpu,
+                    avg: pelt_fields(cfs),
+                },
+            );
+        }
+        if sel.sched_util_est_cfs {
+            let ev = TraceEvent::SchedUtilEstCfs {
+                cpu,
+                enqueued: cfs.util_est.enqueued,
+                ewma: cfs.util_est.ewma,
+                util: cfs.util_avg,
+            };
+            obs.event(now, cpu, current, &ev);
+        }
+    }
+
+    /// Whether `uclamp_rq_inc/dec` run for `t`: the static key is on (or uclamp is always
+    /// active) and the class has `uclamp_enabled` (fair and RT).
+    pub(super) fn uclamp_enabled(&self, t: TaskId) -> bool {
+        self.variant.uclamp_task && self.uclamp.active() && self.tasks[t].class() != Class::Dl
+    }
+
+    /// The bucket operations `cpu`'s rq did since its count was `before` cost `payer`
+    /// `cost.uclamp_rq_op_ns` each, charged to what it runs now or next.
+    fn charge_uclamp(&mut self, payer: usize, cpu: usize, before: u64) {
+        let ops = self.rqs[cpu].uclamp.ops.total() - before;
+        // Wall time (cache misses): as work at the payer's current capacity.
+        let cap = self.rqs[payer].capacity_cur;
+        self.rqs[payer].kernel_work += ops * self.costs.uclamp_rq_op_ns * cap;
+        self.checks.cpu(payer);
+    }
+
+    /// `cpu` runs `ns` of kernel work (ns at capacity 1024) on behalf of what it runs now,
+    /// or of the next task it runs: charged as time before that task's work progresses
+    /// ([`Rq::kernel_work`]).
+    pub(super) fn charge(&mut self, cpu: usize, ns: u64) {
+        self.rqs[cpu].kernel_work += ns * SCHED_CAPACITY_SCALE as u64;
+        self.checks.cpu(cpu);
+    }
+
+    /// Take `cpu`'s pending kernel work as wall time at its current capacity.
+    fn take_kernel_work(&mut self, cpu: usize) -> u64 {
+        let rq = &mut self.rqs[cpu];
+        std::mem::take(&mut rq.kernel_work).div_ceil(rq.capacity_cur.max(1))
+    }
+
+    /// The runqueues an enqueue or dequeue of `t` walks: its group levels for a fair task
+    /// (`for_each_sched_entity`), one for RT and deadline tasks.
+    fn queue_levels(&self, t: TaskId) -> u64 {
+        match self.tasks[t].class() {
+            Class::Fair => self.fair.levels(self.tasks[t].se),
+            Class::Rt | Class::Dl => 1,
+        }
+    }
+
+    /// An interrupt reaches `cpu` at `at`: nothing it brings runs before then, and an idle
+    /// CPU starts leaving its idle state then (`idle_exit_pending`).
+    fn interrupt_arrives(&mut self, cpu: usize, at: Time) {
+        let rq = &mut self.rqs[cpu];
+        rq.irq_arrival = rq.irq_arrival.max(at);
+    }
+
+    /// Wall time of `ns` of work (at capacity 1024) on `cpu` now.
+    fn work_wall_ns(&self, cpu: usize, ns: u64) -> u64 {
+        (ns * SCHED_CAPACITY_SCALE as u64).div_ceil(self.rqs[cpu].capacity_cur.max(1))
+    }
+
+    /// The task's group clamps and class, for its effective uclamp values.
+    pub(super) fn uclamp_ctx(&self, t: TaskId) -> TaskCtx {
+        let task = &self.tasks[t];
+        TaskCtx {
+            group: (self.variant.uclamp_task_group && task.cgroup != ROOT)
+                .then(|| self.cgroups.effective(task.cgroup)),
+            is_rt: task.class() != Class::Fair,
+        }
+    }
+
+    /// `uclamp_eff_value()` of both clamps; without CONFIG_UCLAMP_TASK, (0, 1024).
+    pub fn uclamp_eff(&mut self, t: TaskId) -> (u32, u32) {
+        if !self.variant.uclamp_task {
+            return (0, SCHED_CAPACITY_SCALE);
+        }
+        let ctx = self.uclamp_ctx(t);
+        let u = &mut self.tasks[t].uclamp;
+        (
+            eff_value(u, ClampId::Min, ctx, &self.uclamp),
+            eff_value(u, ClampId::Max, ctx, &self.uclamp),
+        )
+    }
+
+    /// The effective clamps as `uclamp_eff_value()` would return them now, without the side
+    /// effect of the lazy RT-default variant (for reporting).
+    pub fn uclamp_eff_now(&self, t: TaskId) -> (u32, u32) {
+        if !self.variant.uclamp_task {
+            return (0, SCHED_CAPACITY_SCALE);
+        }
+        let ctx = self.uclamp_ctx(t);
+        let mut u = self.tasks[t].uclamp;
+        (
+            eff_value(&mut u, ClampId::Min, ctx, &self.uclamp),
+            eff_value(&mut u, ClampId::Max, ctx, &self.uclamp),
+        )
+    }
+
+    /// `cfs_rq_util_change()`: under the v6.1 call sites, a change of the root cfs_rq's
+    /// PELT signals (decay, attach, detach) calls `cpufreq_update_util()`.
+    pub(super) fn fair_util_change(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        if self.fair.take_util_change(cpu) && self.variant.cpufreq_update_sites == UpdateSites::V61
+        {
+            self.cpufreq_update_util(cpu, 0, now, q);
+        }
+    }
+
+    /// `set_task_cpu()` for a task that is not queued.
+    pub(super) fn set_task_cpu(&mut self, t: TaskId, dest: usize, now: Time, trace_cpu: usize) {
+        let orig = self.tasks[t].cpu;
+        if orig == dest {
+            return;
+        }
+        self.emit_task(now, trace_cpu, t, |p| TraceEvent::SchedMigrateTask {
+            p,
+            orig_cpu: orig,
+            dest_cpu: dest,
+        });
+        self.checks.task(t);
+        self.checks.cpu(orig);
+        self.checks.cpu(dest);
+        let task = &mut self.tasks[t];
+        task.cpu = dest;
+        task.stats.migrations += 1;
+    }
+
+    /// Move a queued, not running task to another CPU (`move_queued_task`).
+    pub(super) fn move_queued_task(
+        &mut self,
+        t: TaskId,
+        dest: usize,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        let src = self.tasks[t].cpu;
+        let migrating = QueueFlags {
+            migrating: true,
+            ..QueueFlags::default()
+        };
+        self.dequeue_task(t, src, migrating, now, q);
+        self.set_task_cpu(t, dest, now, src);
+        self.enqueue_task(t, dest, QueueFlags::default(), false, now, q);
+        self.check_preempt_curr(dest, t, false, now);
+    }
+
+    pub(super) fn resched_curr(&mut self, cpu: usize) {
+        self.checks.cpu(cpu);
+        self.rqs[cpu].need_resched = true;
+        self.resched_mask[cpu / 64] |= 1 << (cpu % 64);
+    }
+
+    /// `check_preempt_curr()`: does the newly queued `t` preempt what `cpu` runs?
+    pub(super) fn check_preempt_curr(&mut self, cpu: usize, t: TaskId, fork: bool, now: Time) {
+        let Some(c) = self.rqs[cpu].curr else {
+            self.resched_curr(cpu);
+            return;
+        };
+        if c == t {
+            return;
+        }
+        let (tc, cc) = (self.tasks[t].class(), self.tasks[c].class());
+        let preempt = if tc != cc {
+            tc > cc
+        } else {
+            match tc {
+                Class::Fair => {
+                    self.update_curr(cpu, now);
+                    let normal = self.tasks[t].policy == Policy::Other;
+                    self.fair.check_preempt_wakeup(
+                        cpu,
+                        self.tasks[c].se,
+                        self.tasks[t].se,
+                        normal,
+                        fork,
+                        now,
+                    ) == Preempt::Yes
+                }
+                Class::Rt => self.tasks[t].prio() < self.tasks[c].prio(),
+                Class::Dl => self.tasks[t].dl.deadline < self.tasks[c].dl.deadline,
+            }
+        };
+        if preempt {
+            self.resched_curr(cpu);
+        }
+    }
+
+    // ----- accounting -------------------------------------------------------------------
+
+    /// `update_rq_clock()`: the rq's PELT clock advances by the elapsed time scaled by the
+    /// CPU's capacity and, with frequency invariance, its current frequency; an idle rq's
+    /// PELT clock is synced to the task clock.
+    pub(super) fn update_rq_clock(&mut self, cpu: usize, now: Time) {
+        let rq = &mut self.rqs[cpu];
+        let cap = self.platform.cpus[cpu].capacity_orig as u64;
+        let freq_scale = if self
+            .variant
+            .freq_invariance
+            .unwrap_or(self.platform.freq_invariant)
+        {
+            rq.freq_khz as u64 * SCHED_CAPACITY_SCALE as u64
+                / self.platform.max_freq_khz(cpu).max(1) as u64
+        } else {
+            SCHED_CAPACITY_SCALE as u64
+        };
+        rq.pelt
+            .update(now, rq.curr.is_none(), cap, freq_scale, true);
+        self.fair.rqs[cpu].clock_pelt = rq.pelt.now();
+    }
+
+    /// `update_rt_rq_load_avg()` / `update_dl_rq_load_avg()` with `running` the class's.
+    pub(super) fn update_rt_dl_load_avg(&mut self, cpu: usize, running: Option<Class>, now: Time) {
+        let rq = &mut self.rqs[cpu];
+        let pnow = rq.pelt.now();
+        let rt = pelt::update_rt_rq(&mut rq.avg_rt, pnow, running == Some(Class::Rt));
+        let dl = pelt::update_dl_rq(&mut rq.avg_dl, pnow, running == Some(Class::Dl));
+        self.trace_pelt_rt_dl(cpu, rt, dl, now);
+    }
+
+    /// LISA's `sched_pelt_rt` / `sched_pelt_dl` when the rq's signal was updated
+    /// (`trace_pelt_rt_tp()` / `trace_pelt_dl_tp()` in pelt.c).
+    fn trace_pelt_rt_dl(&mut self, cpu: usize, rt: bool, dl: bool, now: Time) {
+        let sel = self.events;
+        if rt && sel.sched_pelt_rt {
+            let avg = pelt_fields(&self.rqs[cpu].avg_rt);
+            self.emit(now, cpu, &TraceEvent::SchedPeltRt { cpu, avg });
+        }
+        if dl && sel.sched_pelt_dl {
+            let avg = pelt_fields(&self.rqs[cpu].avg_dl);
+            self.emit(now, cpu, &TraceEvent::SchedPeltDl { cpu, avg });
+        }
+    }
+
+    /// Every CPU's state at the start of the trace, so that a CPU that never runs a task
+    /// still has lines: the enabled PELT signals of its runqueue (its `cpu_idle` comes
+    /// from the idle loop it boots into, `do_idle()`).
+    fn trace_initial_state(&mut self, cpu: usize) {
+        let sel = self.events;
+        if sel.sched_pelt_cfs {
+            let avg = pelt_fields(&self.fair.rqs[cpu].avg);
+            self.emit(0, cpu, &TraceEvent::SchedPeltCfs { cpu, avg });
+        }
+        self.trace_pelt_rt_dl(cpu, true, true, 0);
+    }
+
+    /// The thread's first instructions (rt-app's `thread_body`): it names itself, from
+    /// the `rt-app` it inherited from the main thread. `pthread_setname_np` fails with
+    /// ERANGE for a name of 16 bytes or more, and the thread keeps `rt-app`.
+    pub(super) fn thread_start(&mut self, t: TaskId, cpu: usize, now: Time) {
+        let task = &mut self.tasks[t];
+        if task.renamed {
+            return;
+        }
+        task.renamed = true;
+        if task.name.len() <= COMM_MAX {
+            self.emit_task(now, cpu, t, |p| TraceEvent::TaskRename {
+                p,
+                oldcomm: RTAPP_COMM,
+            });
+        }
+    }
+
+    /// Log the rt-app trace_marker lines user space wrote as `print` events at `now` on
+    /// `cpu`, written by task `t` (None: rt-app's main process).
+    pub(super) fn write_marks(&mut self, cpu: usize, now: Time, t: Option<TaskId>) {
+        if let Some(obs) = self.observer.as_mut() {
+            let writer = t.map_or(RTAPP_MAIN, |t| task_ref(&self.tasks[t]));
+            self.user.marks.take(|text| {
+                obs.event(now, cpu, Some(writer), &TraceEvent::Print { text });
+            });
+        }
+    }
+
+    /// `update_blocked_averages()`: age a CPU's signals that nothing else updates (its
+    /// cfs_rq while no fair task runs, its RT/DL signals); schedutil hears of a decay.
+    pub(super) fn update_blocked_averages(&mut self, cpu: usize, now: Time) {
+        self.update_rq_clock(cpu, now);
+        let running = self.rqs[cpu].curr.map(|t| self.tasks[t].class());
+        let rq = &mut self.rqs[cpu];
+        let pnow = rq.pelt.now();
+        let rt = pelt::update_rt_rq(&mut rq.avg_rt, pnow, running == Some(Class::Rt));
+        let dl = pelt::update_dl_rq(&mut rq.avg_dl, pnow, running == Some(Class::Dl));
+        self.trace_pelt_rt_dl(cpu, rt, dl, now);
+        let mut decayed = rt || dl;
+        decayed |= self.fair.update_blocked(cpu);
+        if decayed {
+            self.fair.rqs[cpu].util_changed = true;
+        }
+    }
+
+    /// Whether a CPU still has PELT signals to decay (`cfs_rq_has_blocked`, `others_have_blocked`).
+    pub(super) fn has_blocked(&self, cpu: usize) -> bool {
+        let a = &self.fair.rqs[cpu].avg;
+        let rq = &self.rqs[cpu];
+        a.load_avg != 0 || a.util_avg != 0 || rq.avg_rt.util_avg != 0 || rq.avg_dl.util_avg != 0
+    }
+
+    /// Charge the running task for the time since `exec_start` (`update_curr` of every
+    /// class): runtime statistics, RT bandwidth, deadline runtime, CFS vruntime.
+    pub(super) fn update_curr(&mut self, cpu: usize, now: Time) {
+        let Some(t) = self.rqs[cpu].curr else { return };
+        let rq = &mut self.rqs[cpu];
+        let delta = now.saturating_sub(rq.exec_start);
+        rq.exec_start = rq.exec_start.max(now);
+        let task = &mut self.tasks[t];
+        task.sum_exec_runtime += delta;
+        task.stats.cpu_runtime.add(cpu, delta);
+        match task.class() {
+            Class::Fair => {
+                self.fair.update_curr(cpu, now);
+            }
+            Class::Rt => {
+                if self.rt_bw.charge(&mut self.rqs[cpu].rt, delta) {
+                    self.resched_curr(cpu);
+                }
+            }
+            Class::Dl => {
+                if !task.dl.throttled && task.dl.charge(delta).is_some() {
+                    // Throttled: off the EDF queue until the replenishment timer fires,
+                    // which `schedule()` arms when it switches the task out.
+                    self.rqs[cpu].dl.dequeue(t);
+                    self.resched_curr(cpu);
+                }
+            }
+        }
+    }
+
+    /// Account the running task's work progress up to `now` at the current capacity.
+    pub(super) fn account_progress(&mut self, cpu: usize, now: Time) {
+        let rq = &mut self.rqs[cpu];
+        if now <= rq.progress_ts {
+            return;
+        }
+        if let Some(t) = rq.curr {
+            if let Activity::Work(w) = self.tasks[t].activity {
+                let done = (now - rq.progress_ts) * rq.capacity_cur;
+                self.tasks[t].activity = Activity::Work(w.saturating_sub(done));
+            }
+        }
+        rq.progress_ts = now;
+    }
+
+    /// Schedule the completion of the running task's current activity.
+    pub(super) fn arm_work(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        let rq = &mut self.rqs[cpu];
+        rq.work_gen += 1;
+        let Some(t) = rq.curr else { return };
+        let mut start = rq.progress_ts.max(now);
+        // The running task pays for the kernel work done on its behalf (the system call's
+        // wake-ups, an interrupt), unless a switch is due at once (that switch charges it).
+        if rq.kernel_work > 0 && !rq.need_resched {
+            start += self.take_kernel_work(cpu);
+            self.rqs[cpu].progress_ts = start;
+        }
+        let rq = &self.rqs[cpu];
+        let done = match self.tasks[t].activity {
+            Activity::Next => start,
+            Activity::Work(w) => start + w.div_ceil(rq.capacity_cur.max(1)),
+            Activity::Until(u) => u.max(start),
+        };
+        q.schedule(
+            done,
+            Event::WorkDone {
+                cpu,
+                gen: rq.work_gen,
+            },
+        );
+    }
+
+    /// The CPU turns busy or idle: its residency, and its cluster's.
+    pub(super) fn set_cpu_busy(&mut self, cpu: usize, busy: bool, now: Time) {
+        let c = &self.platform.cpus[cpu];
+        self.rqs[cpu].res.set_busy(now, busy);
+        let d = &mut self.domains[c.freq_domain];
+        if busy {
+            d.busy_cpus += 1;
+        } else {
+            d.busy_cpus -= 1;
+        }
+        d.res.set_busy(now, d.busy_cpus > 0);
+    }
+
+    // ----- wakeup and placement ---------------------------------------------------------
+
+    /// `available_idle_cpu()`.
+    pub(super) fn cpu_idle(&self, cpu: usize) -> bool {
+        self.rqs[cpu].curr.is_none() && self.rqs[cpu].nr_running == 0
+    }
+
+    /// `select_task_rq()` from `this_cpu`: fair tasks go through `select_task_rq_fair`, RT
+    /// tasks through `select_task_rq_rt`; deadline tasks, for now, to the previous CPU if
+    /// idle, else the lowest-numbered idle CPU they may use, else the previous CPU (or the
+    /// first allowed one).
+    pub(super) fn select_task_rq(
+        &mut self,
+        t: TaskId,
+        prev: usize,
+        this_cpu: usize,
+        fork: bool,
+        sync: bool,
+        now: Time,
+    ) -> usize {
+        match self.tasks[t].class() {
+            Class::Rt => return self.select_task_rq_rt(t, prev),
+            Class::Fair => return self.select_task_rq_fair(t, prev, this_cpu, fork, sync, now),
+            Class::Dl => {}
+        }
+        let allowed = self.tasks[t].cpus_allowed;
+        let n = self.platform.nr_cpus();
+        if allowed.contains(prev) && self.cpu_idle(prev) {
+            return prev;
+        }
+        if let Some(c) = (0..n).find(|&c| allowed.contains(c) && self.cpu_idle(c)) {
+            return c;
+        }
+        if allowed.contains(prev) {
+            prev
+        } else {
+            (0..n).find(|&c| allowed.contains(c)).unwrap_or(prev)
+        }
+    }
+
+    /// `rt_task_fits_capacity()`: on asymmetric systems a CPU fits an RT task when its
+    /// capacity covers the task's effective uclamp min (capped by its max).
+    pub(super) fn rt_fits(&self, cpu: usize, clamp: (u32, u32)) -> bool {
+        !self.platform.is_asymmetric()
+            || rt_task_fits_capacity(clamp.0, clamp.1, self.platform.cpus[cpu].capacity_orig)
+    }
+
+    /// The `cpupri` level of a CPU: 0 for a CPU running fair tasks or nothing, 1..=99 for
+    /// the highest RT priority queued, 100 with a deadline task.
+    pub(super) fn cpupri(&self, cpu: usize) -> u32 {
+        let rq = &self.rqs[cpu];
+        if rq.dl.nr_running() > 0 {
+            100
+        } else {
+            rq.rt.highest_prio().map_or(0, |p| 99 - p as u32)
+        }
+    }
+
+    /// `select_task_rq_rt()`: stay unless the CPU runs an RT task of higher or equal
+    /// priority or does not fit the task; then `find_lowest_rq()`.
+    pub(super) fn select_task_rq_rt(&mut self, t: TaskId, prev: usize) -> usize {
+        let clamp = self.uclamp_eff(t);
+        let prio = self.tasks[t].prio();
+        let curr_blocks = self.rqs[prev].curr.is_some_and(|c| {
+            let c = &self.tasks[c];
+            c.class() == Class::Rt && c.prio() <= prio
+        });
+        let fits = self.rt_fits(prev, clamp);
+        let allowed = self.tasks[t].cpus_allowed;
+        if !allowed.contains(prev) {
+            // select_fallback_rq(): the task may not stay where it was.
+            return self
+                .find_lowest_rq(t, prev, clamp)
+                .or_else(|| allowed.iter().next())
+                .unwrap_or(prev);
+        }
+        if curr_blocks || !fits {
+            if let Some(target) = self.find_lowest_rq(t, prev, clamp) {
+                // Moving only for a better fit is pointless if the search found none.
+                let pointless = !curr_blocks && !self.rt_fits(target, clamp);
+                if !pointless && (prio as u32) < 99 - self.cpupri(target).min(99) {
+                    return target;
+                }
+            }
+        }
+        prev
+    }
+
+    /// `find_lowest_rq()` over `cpupri_find_fitness()`: the CPUs of the lowest priority level
+    /// below the task's that it may use and that fit it (any of that level if none fits);
+    /// prefer the task's CPU, then the lowest-numbered one.
+    pub(super) fn find_lowest_rq(
+        &self,
+        t: TaskId,
+        prev: usize,
+        clamp: (u32, u32),
+    ) -> Option<usize> {
+        let allowed = self.tasks[t].cpus_allowed;
+        let task_pri = 99 - self.tasks[t].prio().clamp(0, 99) as u32;
+        // The lowest cpupri level below the task's among the CPUs it may use.
+        let level = allowed
+            .iter()
+            .filter(|&c| c < self.platform.nr_cpus())
+            .map(|c| self.cpupri(c))
+            .filter(|&l| l < task_pri)
+            .min()?;
+        // (first, prev is one) among the fitting CPUs and among all CPUs of that level.
+        let (mut fit, mut any) = ((None, false), (None, false));
+        for c in allowed
+            .iter()
+            .filter(|&c| c < self.platform.nr_cpus() && self.cpupri(c) == level)
+        {
+            let set = if self.rt_fits(c, clamp) {
+                &mut fit
+            } else {
+                &mut any
+            };
+            set.0.get_or_insert(c);
+            set.1 |= c == prev;
+        }
+        let chosen = if fit.0.is_some() { fit } else { any };
+        if chosen.1 {
+            Some(prev)
+        } else {
+            chosen.0
+        }
+    }
+
+    /// `try_to_wake_up()`. `waker_cpu` is where the wakeup is issued (for the trace); `sync`
+    /// is `WF_SYNC`, a waker that is about to sleep (`pipe::wake_is_sync`).
+    pub(super) fn try_to_wake_up(
+        &mut self,
+        t: TaskId,
+        waker_cpu: usize,
+        sync: bool,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        let st = self.tasks[t].state;
+        if st != TaskState::Interruptible && st != TaskState::Uninterruptible {
+            return;
+        }
+        let prev = self.tasks[t].cpu;
+        self.emit_task(now, waker_cpu, t, |p| TraceEvent::SchedWaking {
+            p,
+            target_cpu: prev,
+        });
+        if self.tasks[t].in_iowait {
+            // The I/O is done: the old CPU has one iowait sleeper fewer.
+            self.account_times(prev, now);
+            self.rqs[prev].nr_iowait -= 1;
+            self.tasks[t].stats.io_completions += 1;
+        }
+        self.checks.task(t);
+        let task = &mut self.tasks[t];
+        task.state = TaskState::Running;
+        task.wake_gen += 1;
+        self.hrtimers.cancel(t);
+        task.stats.wakeups += 1;
+        task.stats.woken_at = Some(now);
+        let costs = self.costs;
+        let scanned = self.placement_scan(t);
+        self.charge(
+            waker_cpu,
+            costs.ttwu_ns + costs.select_ns + costs.select_cpu_ns * scanned,
+        );
+        let cpu = self.select_task_rq(t, prev, waker_cpu, false, sync, now);
+        let migrated = cpu != prev;
+        if migrated {
+            if self.tasks[t].class() == Class::Fair {
+                let se = self.tasks[t].se;
+                self.fair.migrate_sleeping(se);
+                let src_idle = self.rqs[prev].curr.is_none();
+                self.fair
+                    .migrate_task_pelt(se, &self.rqs[prev].pelt, src_idle, now);
+            }
+            self.set_task_cpu(t, cpu, now, waker_cpu);
+        }
+        // ttwu_queue(): through the target's wake list, with an IPI, when the target does
+        // not share the waker's LLC or is idle (v6.1 `ttwu_queue_cond`, TTWU_QUEUE); the
+        // target then does the enqueue after the IPI arrives.
+        let idle_target = self.variant.wakelist_idle_target && self.rqs[cpu].nr_running == 0;
+        let wakelist = self.variant.features.ttwu_queue
+            && cpu != waker_cpu
+            && (!self.lb.topo.share_cache(waker_cpu, cpu) || idle_target);
+        if wakelist {
+            self.send_ipi(waker_cpu, cpu, now, Some(t));
+        }
+        let was_resched = self.rqs[cpu].need_resched;
+        self.ttwu_cpu = Some(if wakelist { cpu } else { waker_cpu });
+        self.enqueue_task(
+            t,
+            cpu,
+            QueueFlags {
+                wakeup: true,
+                migrated,
+                migrating: false,
+            },
+            false,
+            now,
+            q,
+        );
+        self.ttwu_cpu = None;
+        self.ttwu_avg_idle(cpu, now);
+        // The task leaves iowait when it runs again (io_schedule_finish); the enqueue above
+        // still saw it in iowait.
+        self.tasks[t].in_iowait = false;
+        self.check_preempt_curr(cpu, t, false, now);
+        // A preemption of another CPU's task takes a reschedule IPI (`resched_curr`); the
+        // wake list's IPI already carries it.
+        let rq = &self.rqs[cpu];
+        if !wakelist && cpu != waker_cpu && rq.need_resched && !was_resched && rq.curr.is_some() {
+            self.send_ipi(waker_cpu, cpu, now, None);
+        }
+        self.emit_task(now, waker_cpu, t, |p| TraceEvent::SchedWakeup {
+            p,
+            target_cpu: cpu,
+        });
+    }
+
+    /// `from` sends `to` an IPI at `now`, after the kernel work it has done so far (the
+    /// wake-up that asks for it): `from` pays the send, `to` takes the interrupt when it
+    /// arrives (leaving idle first). With `woken`, it carries that task's wake-up, whose
+    /// latency split records the delivery and the handler.
+    fn send_ipi(&mut self, from: usize, to: usize, now: Time, woken: Option<TaskId>) {
+        let c = self.costs;
+        self.charge(from, c.ipi_send_ns);
+        let lead = self.rqs[from]
+            .kernel_work
+            .div_ceil(self.rqs[from].capacity_cur.max(1));
+        self.interrupt_arrives(to, now + lead + c.ipi_latency_ns);
+        self.charge(to, c.irq_ns);
+        if let Some(t) = woken {
+            let handler = self.work_wall_ns(to, c.irq_ns);
+            let st = &mut self.tasks[t].stats;
+            st.wake_ipi_ns += c.ipi_latency_ns;
+            st.wake_irq_ns += handler;
+        }
+    }
+
+    /// The CPUs `select_task_rq` examines for `t`, for its cost: on asymmetric systems the
+    /// capacity scan of every CPU (and EAS's `compute_energy` over each performance domain
+    /// for each candidate), else the LLC's idle scan; RT's cpupri search looks at every CPU.
+    fn placement_scan(&self, t: TaskId) -> u64 {
+        let n = self.platform.nr_cpus() as u64;
+        match self.tasks[t].class() {
+            Class::Fair if self.platform.is_asymmetric() => {
+                n + if self.lb.eas && !self.lb.overutilized {
+                    n * (self.platform.freq_domains.len() as u64 + 1)
+                } else {
+                    0
+                }
+            }
+            Class::Fair => self.lb.topo.llc[self.tasks[t].cpu].weight() as u64,
+            Class::Rt | Class::Dl => n,
+        }
+    }
+
+    /// The kernel work an interrupt or path charged to `cpu` delays what it runs now: the
+    /// running task's work resumes after it (unless a switch is due, which charges it). A
+    /// CPU that stays idle (the wake-up went elsewhere) did the work on its way back to the
+    /// idle loop, delaying nothing modelled.
+    fn pay_now(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        let rq = &self.rqs[cpu];
+        if rq.need_resched || rq.kernel_work == 0 {
+            return;
+        }
+        if rq.curr.is_some() {
+            self.account_progress(cpu, now);
+            self.arm_work(cpu, now, q);
+        } else if self.rqs[cpu].nr_running == 0 {
+            self.rqs[cpu].kernel_work = 0;
+        }
+    }
+
+    /// Wall time `t`, switched in on `cpu`, spends refilling what it lost of its working set
+    /// and its kernel state since it last ran ([`Memory::cache_refill_ns`]).
+    fn cache_refill_ns(&mut self, t: TaskId, cpu: usize) -> u64 {
+        let ws = self.tasks[t].working_set;
+        let llc = self.lb.topo.llc_id[cpu];
+        // The mark is of the LLC the task last ran in: the same one in these two cases.
+        let llc_others = || self.llc_touched[llc] - self.tasks[t].llc_mark;
+        let resume = match self.tasks[t].ran_on {
+            Some(c) if c == cpu => Resume::SameCpu {
+                others: self.rqs[cpu].touched_bytes - self.tasks[t].touched_mark,
+                llc_others: llc_others(),
+            },
+            Some(c) if self.lb.topo.share_cache(c, cpu) => Resume::SameLlc {
+                llc_others: llc_others(),
+            },
+            Some(c) => Resume::OtherLlc {
+                distance: self
+                    .platform
+                    .node_distance(self.platform.cpus[c].node, self.platform.cpus[cpu].node),
+            },
+            None => Resume::First,
+        };
+        self.touch(cpu, Memory::footprint(ws));
+        let task = &mut self.tasks[t];
+        task.touched_mark = self.rqs[cpu].touched_bytes;
+        task.llc_mark = self.llc_touched[llc];
+        task.ran_on = Some(cpu);
+        self.memory.cache_refill_ns(ws, resume)
+    }
+
+    /// `bytes` were touched on `cpu`: they evict from its private cache and its LLC.
+    pub(super) fn touch(&mut self, cpu: usize, bytes: u64) {
+        let rq = &mut self.rqs[cpu].touched_bytes;
+        *rq = rq.saturating_add(bytes);
+        let llc = &mut self.llc_touched[self.lb.topo.llc_id[cpu]];
+        *llc = llc.saturating_add(bytes);
+    }
+
+    // ----- schedule() -------------------------------------------------------------------
+
+    /// `put_prev_task()` + `pick_next_task()` + `set_next_task()`, with the PELT updates of
+    /// the RT/DL classes and the idle path.
+    pub(super) fn pick_next_task(
+        &mut self,
+        cpu: usize,
+        prev: Option<TaskId>,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) -> Option<TaskId> {
+        let prev_class = prev.map(|p| self.tasks[p].class());
+        match prev_class {
+            Some(Class::Fair) => {
+                let p = prev.expect("a class implies a task");
+                if self.fair.is_current(self.tasks[p].se) {
+                    self.fair.put_prev_entity(cpu, self.tasks[p].se, now);
+                }
+            }
+            // put_prev_task_rt()/_dl(): the class ran until now.
+            Some(c) => self.update_rt_dl_load_avg(cpu, Some(c), now),
+            None => {}
+        }
+        let rq = &self.rqs[cpu];
+        let next = rq.dl.pick().or_else(|| rq.rt.pick()).or_else(|| {
+            self.fair
+                .pick_next_entity(cpu)
+                .map(|se| self.fair.ses[se].task)
+        });
+        match next.map(|n| (n, self.tasks[n].class())) {
+            Some((n, Class::Fair)) => {
+                self.fair.set_next_entity(cpu, self.tasks[n].se, now);
+                if let Some(t) = self.fair.prefetch_next(cpu) {
+                    self.tasks[t].prefetch();
+                }
+                if self.variant.cpufreq_update_sites == UpdateSites::LessAggressive {
+                    self.cpufreq_update_util(cpu, 0, now, q);
+                }
+            }
+            // set_next_task_rt()/_dl(): coming from another class, the class did not run.
+            Some((_, c)) if prev_class != Some(c) => self.update_rt_dl_load_avg(cpu, None, now),
+            Some(_) => {}
+            None => {
+                // update_idle_rq_clock_pelt() on the way to idle.
+                let (cfs, rq) = (&self.fair.rqs[cpu].avg, &mut self.rqs[cpu]);
+                rq.pelt
+                    .update_idle(cfs.util_sum, rq.avg_rt.util_sum, rq.avg_dl.util_sum);
+            }
+        }
+        self.fair_util_change(cpu, now, q);
+        next
+    }
+
+    /// Newly-idle balance: pull the best waiting RT or deadline task this CPU may run from
+    /// the busiest runqueue (as `pull_rt_task` would), else the fair class's
+    /// `newidle_balance` (fair_balance.rs).
+    pub(super) fn idle_balance(
+        &mut self,
+        cpu: usize,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) -> bool {
+        let n = self.platform.nr_cpus();
+        // Only an overloaded root domain (some rq with two tasks) has a task to pull.
+        let candidates = if self.lb.overload { 0..n } else { 0..0 };
+        let busiest = candidates
+            .filter(|&c| c != cpu && self.rqs[c].nr_running >= 2)
+            .max_by_key(|&c| (self.rqs[c].nr_running, std::cmp::Reverse(c)));
+        let pick = busiest.and_then(|src| {
+            let rq = &self.rqs[src];
+            let allowed =
+                |t: TaskId| self.tasks[t].cpus_allowed.contains(cpu) && rq.curr != Some(t);
+            rq.dl
+                .waiting(rq.curr)
+                .find(|&t| allowed(t))
+                .or_else(|| rq.rt.waiting(rq.curr).find(|&t| allowed(t)))
+        });
+        match pick {
+            Some(t) => {
+                self.move_queued_task(t, cpu, now, q);
+                true
+            }
+            None => self.newidle_balance(cpu, now, q),
+        }
+    }
+
+    /// `__schedule()` on `cpu`.
+    pub(super) fn schedule(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        self.account_progress(cpu, now);
+        self.update_rq_clock(cpu, now);
+        self.update_curr(cpu, now);
+        self.checks.cpu(cpu);
+        self.rqs[cpu].need_resched = false;
+        self.resched_mask[cpu / 64] &= !(1 << (cpu % 64));
+        if self.idle_exit_pending(cpu, now, q) {
+            return;
+        }
+        self.charge(cpu, self.costs.schedule_ns);
+        let prev = self.rqs[cpu].curr;
+        let mut prev_state = TaskState::Running;
+        if let Some(p) = prev {
+            prev_state = self.tasks[p].state;
+            if prev_state != TaskState::Running {
+                // deactivate_task(): the task sleeps or exits.
+                if self.tasks[p].in_iowait {
+                    self.account_times(cpu, now);
+                    self.rqs[cpu].nr_iowait += 1;
+                }
+                let sleep = QueueFlags {
+                    wakeup: prev_state != TaskState::Dead,
+                    ..QueueFlags::default()
+                };
+                self.dequeue_task(p, cpu, sleep, now, q);
+            } else if self.tasks[p].class() == Class::Dl && self.tasks[p].dl.throttled {
+                arm_dl_timer(&self.tasks[p].dl, p, now, q);
+            } else if self.tasks[p].migrate_pending {
+                // The stopper moves a running task whose affinity excludes this CPU to an
+                // allowed one (`cpumask_any_and_distribute()` of the new mask).
+                self.tasks[p].migrate_pending = false;
+                if self.tasks[p].class() == Class::Fair {
+                    self.fair.put_prev_entity(cpu, self.tasks[p].se, now);
+                }
+                let dest = self.tasks[p].cpus_allowed.iter().next().unwrap_or(cpu);
+                self.move_queued_task(p, dest, now, q);
+            } else if let Some(dest) = self.take_active_balance(cpu, p) {
+                // The stopper of an active balance moves the running task.
+                self.fair.put_prev_entity(cpu, self.tasks[p].se, now);
+                self.move_queued_task(p, dest, now, q);
+            }
+        }
+        if let Some(p) = prev {
+            self.balance_rt(cpu, p, now, q);
+        }
+        let mut next = self.pick_next_task(cpu, prev, now, q);
+        if next.is_none() && self.idle_balance(cpu, now, q) {
+            next = self.pick_next_task(cpu, None, now, q);
+        }
+        self.fair_post_schedule(cpu, next);
+        if next != prev {
+            self.context_switch(cpu, prev, prev_state, next, now);
+            if next.is_none() {
+                self.do_idle(cpu, now, q);
+                self.arm_nohz_stats(cpu, now, q);
+            }
+        } else if next.is_none() {
+            // Woken for nothing: the work done on the way ends with it.
+            self.rqs[cpu].kernel_work = 0;
+            self.idle_exit_abort(cpu, now, q);
+        }
+        if self.rqs[cpu].rt.nr_running >= 2 {
+            self.push_rt_tasks(cpu, now, q);
+        }
+        self.arm_work(cpu, now, q);
+        self.update_tick(cpu, now, q);
+    }
+
+    pub(super) fn context_switch(
+        &mut self,
+        cpu: usize,
+        prev: Option<TaskId>,
+        prev_state: TaskState,
+        next: Option<TaskId>,
+        now: Time,
+    ) {
+        self.account_times(cpu, now);
+        // Out of idle: the exit latency `schedule()` waited for (`idle_exit_pending`).
+        let idle_exit = if prev.is_none() {
+            self.cpuidle_exit(cpu, now)
+        } else {
+            0
+        };
+        if prev.is_none() != next.is_none() {
+            self.set_cpu_busy(cpu, next.is_some(), now);
+        }
+        if let Some(p) = prev {
+            if prev_state == TaskState::Running {
+                self.tasks[p].stats.preemptions += 1;
+            }
+        }
+        if let Some(obs) = self.observer.as_mut() {
+            let pr = prev.map_or(IDLE_REF, |p| task_ref(&self.tasks[p]));
+            let nx = next.map_or(IDLE_REF, |n| task_ref(&self.tasks[n]));
+            let ev = TraceEvent::SchedSwitch {
+                prev: pr,
+                prev_state: prev_state.letter(),
+                next: nx,
+                cpu,
+            };
+            obs.event(now, cpu, prev.map(|_| pr), &ev);
+        }
+        if let Some(p) = prev {
+            self.tasks[p].last_ran = now;
+            if prev_state == TaskState::Running {
+                self.tasks[p].stats.preempted_at = Some(now);
+            }
+        }
+        // The switch charges the kernel work done on this CPU meanwhile (prev's dequeue,
+        // this schedule(), an interrupt's handler and try_to_wake_up among it) before next's
+        // own code runs, no earlier than the interrupt that woke this CPU arrived, and with
+        // next's cache refill. Going idle, the work ends with the CPU's last task (the idle
+        // loop's own time is not modelled).
+        let (start, progress) = match next {
+            Some(n) => {
+                let c = self.costs;
+                let mm = self.tasks[n].mm;
+                let mm_switch = if mm != self.rqs[cpu].last_mm {
+                    c.mm_switch_ns
+                } else {
+                    0
+                };
+                let levels = self.queue_levels(n);
+                self.charge(
+                    cpu,
+                    c.context_switch_ns + mm_switch + c.pick_level_ns * (levels - 1),
+                );
+                let refill = self.cache_refill_ns(n, cpu);
+                let work = self.take_kernel_work(cpu);
+                let rq = &mut self.rqs[cpu];
+                rq.last_mm = mm;
+                let start = now.max(rq.irq_arrival);
+                (start, start + work + refill)
+            }
+            None => {
+                self.take_kernel_work(cpu);
+                (now, now)
+            }
+        };
+        let rq = &mut self.rqs[cpu];
+        rq.curr = next;
+        rq.exec_start = now;
+        rq.progress_ts = progress;
+        if let Some(n) = next {
+            let st = &mut self.tasks[n].stats;
+            if st.woken_at.is_some() {
+                st.wake_idle_exit_ns = idle_exit;
+            }
+            record_latency(st, start, progress);
+        }
+        if let Some(p) = prev {
+            if self.tasks[p].state == TaskState::Dead {
+                if self.tasks[p].class() == Class::Fair {
+                    self.fair.task_dead(self.tasks[p].se);
+                }
+                self.fair.free_se(self.tasks[p].se);
+                if self.tasks[p].forked {
+                    self.reap_forked(p);
+                }
+            }
+        }
+    }
+
+    /// Start the tick when a CPU gets busy, stop it when it goes idle (NO_HZ_IDLE). Ticks
+    /// stay on the global jiffy grid.
+    pub(super) fn update_tick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        let rq = &mut self.rqs[cpu];
+        match (rq.curr.is_some(), rq.tick_on) {
+            (true, false) => {
+                rq.tick_on = true;
+                rq.tick_gen += 1;
+                let tick = self.variant.tick_ns();
+                q.schedule(
+                    (now / tick + 1) * tick,
+                    Event::Tick {
+                        cpu,
+                        gen: rq.tick_gen,
+                    },
+                );
+            }
+            (false, true) => {
+                rq.tick_on = false;
+                rq.tick_gen += 1;
+            }
+            _ => {}
+        }
+    }
+
+    /// The rest of `__hrtimer_run_queues()` in an hrtimer interrupt on `cpu` whose handlers
+    /// so far took `handled` work: the sleep timers whose soft expiry has passed wake their
+    /// tasks before their hard expiry, in hard-expiry order (a task's timer slack lets an
+    /// earlier interrupt take its wake-up).
+    fn expire_soft_timers(
+        &mut self,
+        cpu: usize,
+        mut handled: u64,
+        now: Time,
+        q: &mut EventQueue<Event>,
+    ) {
+        let expiry = self.costs.hrtimer_ns;
+        while let Some(t) = self.hrtimers.soft_expired(cpu, now) {
+            self.charge(cpu, expiry);
+            handled += expiry;
+            self.tasks[t].stats.wake_irq_ns = self.work_wall_ns(cpu, handled);
+            // `__run_hrtimer()` takes the timer off the base before its callback wakes the
+            // sleeper.
+            self.hrtimers.cancel(t);
+            self.try_to_wake_up(t, cpu, false, now, q);
+        }
+    }
+
+    /// `scheduler_tick()`, with the periodic `update_blocked_averages` of the load-balance
+    /// softirq.
+    pub(super) fn scheduler_tick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        self.account_progress(cpu, now);
+        self.update_rq_clock(cpu, now);
+        self.update_curr(cpu, now);
+        let Some(t) = self.rqs[cpu].curr else { return };
+        // The tick interrupt runs in front of the task.
+        let c = self.costs;
+        self.charge(cpu, c.irq_ns + c.tick_ns);
+        match self.tasks[t].class() {
+            Class::Fair => {
+                if self.fair.task_tick(cpu, now) == Preempt::Yes {
+                    self.resched_curr(cpu);
+                }
+                self.update_misfit_status(cpu, Some(t));
+                self.update_overutilized_status(cpu, now);
+                self.trace_pelt(cpu, t, false, now);
+                if self.variant.cpufreq_update_sites == UpdateSites::LessAggressive {
+                    self.fair.take_util_change(cpu);
+                    self.cpufreq_update_util(cpu, 0, now, q);
+                } else {
+                    self.fair_util_change(cpu, now, q);
+                }
+            }
+            Class::Rt => {
+                self.update_rt_dl_load_avg(cpu, Some(Class::Rt), now);
+                self.task_tick_rt(t, cpu);
+            }
+            Class::Dl => self.update_rt_dl_load_avg(cpu, Some(Class::Dl), now),
+        }
+        if now >= self.rqs[cpu].next_blocked {
+            self.rqs[cpu].next_blocked = now + BLOCKED_UPDATE_PERIOD_NS;
+            self.update_blocked_averages(cpu, now);
+            self.fair_util_kick(cpu, now, q);
+        }
+        self.trigger_load_balance(cpu, now, q);
+    }
+
+    /// `task_tick_rt()`: only SCHED_RR has a slice, and it rotates only among peers.
+    pub(super) fn task_tick_rt(&mut self, t: TaskId, cpu: usize) {
+        let slice = self.rr_timeslice_ticks();
+        let task = &mut self.tasks[t];
+        if task.policy != Policy::Rr {
+            return;
+        }
+        task.rr_ticks -= 1;
+        if task.rr_ticks > 0 {
+            return;
+        }
+        task.rr_ticks = slice;
+        let prio = self.tasks[t].prio() as usize;
+        if self.rqs[cpu].rt.has_peers(prio) {
+            self.rqs[cpu].rt.requeue_tail(t, prio);
+            self.resched_curr(cpu);
+        }
+    }
+
+    /// `update_blocked_averages()` ends in `cpufreq_update_util()` when a signal decayed,
+    /// under either call-site variant (it does not go through `cfs_rq_util_change`).
+    pub(super) fn fair_util_kick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        if self.fair.take_util_change(cpu) {
+            self.cpufreq_update_util(cpu, 0, now, q);
+        }
+    }
+
+    /// The nohz idle balancer's blocked-load update (`NOHZ_STATS_KICK`): every
+    /// `LOAD_AVG_PERIOD` ms while some idle CPU still has PELT signals to decay.
+    pub(super) fn nohz_stats(&mut self, now: Time, q: &mut EventQueue<Event>) {
+        let mut pending = false;
+        for cpu in 0..self.rqs.len() {
+            if self.rqs[cpu].curr.is_none() && self.has_blocked(cpu) {
+                self.update_blocked_averages(cpu, now);
+                self.fair_util_kick(cpu, now, q);
+                pending |= self.has_blocked(cpu);
+            }
+        }
+        self.nohz_stats_armed = pending;
+        if pending {
+            q.schedule(now + BLOCKED_UPDATE_PERIOD_NS, Event::NohzStats);
+        }
+    }
+
+    /// A CPU went idle: make sure its blocked signals will decay.
+    pub(super) fn arm_nohz_stats(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
+        if !self.nohz_stats_armed && self.has_blocked(cpu) {
+            self.nohz_stats_armed = true;
+            q.schedule(now + BLOCKED_UPDATE_PERIOD_NS, Event::NohzStats);
+        }
+    }
+
+    // ----- timers -----------------------------------------------------------------------
+
+    /// `sched_rt_period_timer()`: replenish every CPU's RT runtime.
+    pub(super) fn rt_period(&mut self, now: Time, q: &mut EventQueue<Event>) {
+        let mut active = false;
+        for cpu in 0..self.rqs.len() {
+            if self.rt_bw.replenish(&mut self.rqs[cpu].rt) {
+                if let Some(t) = self.rqs[cpu].rt.pick() {
+                    self.check_preempt_curr(cpu, t, false, now);
+                }
+            }
+            active |= self.rqs[cpu].rt.rt_time > 0 || self.rqs[cpu].rt.nr_running > 0;
+        }
+        self.rt_period_armed = active;
+        if active {
+            q.schedule(now + self.rt_bw.period, Event::RtPeriod);
+        }
+    }
+
+    pub(super) fn dl_replenish(&mut self, t: TaskId, now: Time) {
+        let task = &mut self.tasks[t];
+        if !task.dl.throttled {
+            return;
+        }
+        task.dl.replenish(now);
+        if task.on_rq {
+            let cpu = task.cpu;
+            self.rqs[cpu].dl.enqueue(t, task.dl.deadline);
+            self.check_preempt_curr(cpu, t, false, now);
+        }
+    }
+
+    /// Run `schedule()` wherever a reschedule is pending, until none is.
+    pub(super) fn resched_pending(&mut self, now: Time, q: &mut EventQueue<Event>) {
+        // Lowest CPU first, as a scan of the runqueues would take them: a schedule() may
+        // set need_resched on any CPU, so the mask is searched again after each.
+        while let Some(cpu) = self
+            .resched_mask
+            .iter()
+            .position(|&w| w != 0)
+            .map(|i| i * 64 + self.resched_mask[i].trailing_zeros() as usize)
+        {
+            self.schedule(cpu, now, q);
+        }
+        #[cfg(debug_assertions)]
+        self.check_invariants();
+    }
+
+    /// Close the books at the end of the run: charge running tasks and residencies to `now`.
+    pub fn finish(&mut self, now: Time) {
+        // rt-app's main: when the run stops with threads left it is rt-app's `duration`
+        // ending them (shutdown), else it has joined them all; then its end.
+        if self.tasks.iter().any(|t| !t.thread.is_done()) {
+            self.user.marks.main("shutdown");
+        }
+        self.user.marks.main("end");
+        self.write_marks(0, now, None);
+        for cpu in 0..self.rqs.len() {
+            self.account_progress(cpu, now);
+            self.update_curr(cpu, now);
+            self.rqs[cpu].res.finish(now);
+        }
+        for dom in &mut self.domains {
+            dom.res.finish(now);
+        }
+    }
+}
+
+impl Model for Kernel {
+    type Event = Event;
+
+    fn ended(&self) -> bool {
+        self.workload_ended()
+    }
+
+    fn handle(&mut self, now: Time, event: Event, q: &mut EventQueue<Event>) -> bool {
+        match event {
+            Event::Spawn { task } => self.wake_up_new_task(task, None, now, q),
+            Event::Tick { cpu, gen } => {
+                if gen != self.rqs[cpu].tick_gen {
+                    return false;
+                }
+                self.scheduler_tick(cpu, now, q);
+                // The tick is an hrtimer: its interrupt expires the timers whose range began.
+                let c = self.costs;
+                self.expire_soft_timers(cpu, c.irq_ns + c.tick_ns, now, q);
+                self.pay_now(cpu, now, q);
+                q.schedule(now + self.variant.tick_ns(), Event::Tick { cpu, gen });
+            }
+            Event::WorkDone { cpu, gen } => {
+                if gen != self.rqs[cpu].work_gen {
+                    return false;
+                }
+                self.account_progress(cpu, now);
+                if let Some(t) = self.rqs[cpu].curr {
+                    let finished = match self.tasks[t].activity {
+                        Activity::Next => true,
+                        Activity::Work(w) => w == 0,
+                        Activity::Until(u) => u <= now,
+                    };
+                    if finished {
+                        self.run_thread(t, cpu, now, q);
+                    } else {
+                        self.arm_work(cpu, now, q);
+                    }
+                }
+            }
+            Event::Wake { task, gen } => {
+                if gen != self.tasks[task].wake_gen {
+                    return false;
+                }
+                // The hrtimer of a sleep (or the device's completion interrupt) fires on
+                // the CPU the task slept on, which leaves idle for it and runs the wake-up.
+                let cpu = self.tasks[task].cpu;
+                self.interrupt_arrives(cpu, now);
+                let c = self.costs;
+                let timer = !self.tasks[task].in_iowait;
+                let irq = c.irq_ns + if timer { c.hrtimer_ns } else { 0 };
+                self.charge(cpu, irq);
+                let irq_wall = self.work_wall_ns(cpu, irq);
+                self.tasks[task].stats.wake_irq_ns = irq_wall;
+                self.try_to_wake_up(task, cpu, false, now, q);
+                if timer {
+                    self.expire_soft_timers(cpu, irq, now, q);
+                }
+                self.pay_now(cpu, now, q);
+                // The timer's interrupt woke `cpu`; if the sleeper went elsewhere, it idles on.
+                self.cpuidle_wakeup(cpu, false, now, q);
+            }
+            Event::RtPeriod => self.rt_period(now, q),
+            Event::CpufreqWork { policy } => self.cpufreq_work(policy, now, q),
+            Event::NohzStats => self.nohz_stats(now, q),
+            Event::AdminWrite { index } => self.admin_write(index, now, q),
+            Event::DlReplenish { task, deadline } => {
+                if self.tasks[task].dl.deadline != deadline {
+                    return false;
+                }
+                self.dl_replenish(task, now);
+            }
+            Event::IdleTick { cpu, gen } => self.cpuidle_tick(cpu, gen, now, q),
+            Event::IdleExit { cpu, until } => self.idle_exit_done(cpu, until),
+        }
+        self.resched_pending(now, q);
+        true
+    }
+}
+
+/// A task switched in at `now` runs its own code from `progress`, after the kernel work
+/// that started at `start` (the switch, or the arrival of the interrupt it waited for): its
+/// pending wake-up's latency and where it went, or the end of its wait after a preemption.
+///
+/// The split is attributed in order, so that its parts sum to the latency: the idle exit,
+/// then the interrupt (an IPI's delivery and the handlers), then the wake-up path (the work
+/// the switch charged after `start`), and what is left is time spent waiting on the runqueue.
+fn record_latency(st: &mut TaskStats, start: Time, progress: Time) {
+    if let Some(w) = st.woken_at.take() {
+        let total = progress - w;
+        st.wakeup_latency.record(total);
+        let idle_exit = st.wake_idle_exit_ns.min(total);
+        let irq = (st.wake_ipi_ns + st.wake_irq_ns).min(total - idle_exit);
+        let path = (progress - start)
+            .saturating_sub(st.wake_irq_ns)
+            .min(total - idle_exit - irq);
+        let split = &mut st.latency_split;
+        split.idle_exit_ns += idle_exit;
+        split.irq_ns += irq;
+        split.wakeup_path_ns += path;
+        split.runqueue_ns += total - idle_exit - irq - path;
+    }
+    if let Some(p) = st.preempted_at.take() {
+        st.latency_split.preempted_ns += progress - p;
+    }
+    st.wake_idle_exit_ns = 0;
+    st.wake_ipi_ns = 0;
+    st.wake_irq_ns = 0;
+}
+
+pub(super) fn task_ref(t: &Task) -> TaskRef<'_> {
+    TaskRef {
+        comm: &t.comm,
+        pid: t.pid,
+        prio: t.prio(),
+    }
+}
+
+/// A PELT signal as LISA's `sched_pelt_*` events print it.
+fn pelt_fields(a: &SchedAvg) -> PeltFields {
+    PeltFields {
+        load: a.load_avg,
+        runnable: a.runnable_avg,
+        util: a.util_avg,
+        update_time: a.last_update_time,
+    }
+}
+
+/// rt-app's `priority` is a nice value for fair policies and an rt_priority for RT ones.
+pub(super) fn split_priority(p: SchedParams) -> (i32, u32) {
+    if p.policy.is_rt() {
+        (0, p.priority.clamp(1, 99) as u32)
+    } else if p.policy.is_fair() {
+        (p.priority.clamp(-20, 19), 0)
+    } else {
+        (0, 0)
+    }
+}
+
+/// uclamp and cgroups at boot, with the sysctl and cgroup writes of the run's settings
+/// applied in order: a refused write stops the run (exit 2) with its errno.
+fn boot_uclamp(variant: &Variant, workload: &Workload) -> Result<(UclampSys, Cgroups), InputError> {
+    let config = UclampConfig::new(variant.uclamp_buckets).expect("the switch checks 5..=20");
+    let mut sys = UclampSys::new(
+        config,
+        variant.uclamp_static_key,
+        variant.uclamp_rt_sync,
+        variant.uclamp_tg_restrict,
+    );
+    for &(which, value) in &variant.sysctl_writes {
+        sys.write_sysctl(which, value).map_err(|e| {
+            InputError::new(
+                "--set",
+                which.name(),
+                "sched_util_clamp_min <= sched_util_clamp_max <= 1024 and sched_util_clamp_min_rt_default <= 1024",
+                format!("{value} ({})", e.name()),
+            )
+        })?;
+    }
+    let mut paths = workload.taskgroups.clone();
+    paths.extend(variant.cgroup_writes.iter().map(|w| w.path.clone()));
+    let mut cgroups = Cgroups::new(
+        &paths,
+        [sys.util_min, sys.util_max],
+        variant.cgroup_online_no_eff_update,
+    );
+    for w in &variant.cgroup_writes {
+        if !w.file.starts_with("cpu.uclamp.") {
+            continue;
+        }
+        let g = cgroups.find(&w.path).expect("created above");
+        let id = if w.file == "cpu.uclamp.min" { 0 } else { 1 };
+        cgroups.write_uclamp(g, id, &w.value).map_err(|e| {
+            InputError::new(
+                "--set",
+                format!("cgroup.{}.{}", w.path, w.file),
+                "a percentage 0..=100 with at most two decimals, or max, in a group below the root",
+                format!("`{}` ({})", w.value, e.name()),
+            )
+        })?;
+        if variant.uclamp_task_group {
+            sys.enable_static_key();
+        }
+    }
+    Ok((sys, cgroups))
+}
+
+/// `start_dl_timer()`: replenish at the start of the next period.
+fn arm_dl_timer(dl: &DlEntity, t: TaskId, now: Time, q: &mut EventQueue<Event>) {
+    let at = dl.deadline - dl.dl_deadline + dl.dl_period;
+    q.schedule(
+        at.max(now),
+        Event::DlReplenish {
+            task: t,
+            deadline: dl.deadline,
+        },
+    );
+}
+
+pub(super) fn dl_entity(p: SchedParams) -> DlEntity {
+    let period = if p.dl_period_ns > 0 {
+        p.dl_period_ns
+    } else {
+        p.dl_runtime_ns
+    };
+    let deadline = if p.dl_deadline_ns > 0 {
+        p.dl_deadline_ns
+    } else {
+        period
+    };
+    DlEntity::new(p.dl_runtime_ns, deadline, period)
+}
