@@ -785,7 +785,7 @@ fn a_lisa_plat_info_gives_its_capacities_opps_and_energy_model() {
     // A plat_info of the preset itself (schedlab's own, beside its traces) is the preset.
     std::fs::write(
         tmp.path().join("t.plat_info.yml"),
-        schedlab::platform::plat_info_yaml(
+        schedlab::report::plat_info::plat_info_yaml(
             &schedlab::platform::Platform::resolve("juno-r0").unwrap(),
         ),
     )
