@@ -4,7 +4,7 @@
 //! LISA writes the file two ways, and both are read: its own dump (`PlatformInfo.to_yaml`:
 //! PyYAML with `!!python/object` tags, anchors and aliases, block lists, the energy model a
 //! pickled `lisa.energy_model.EnergyModel` whose `ActiveState`s are `[capacity, power]`
-//! lists) and the `!call:` form schedlab's own `plat_info.yml` uses (`platform/plat_info.rs`).
+//! lists) and the `!call:` form schedlab's own `plat_info.yml` uses (`report/plat_info.rs`).
 //! The YAML is read by a small reader of the subset these files use (block maps and lists,
 //! flow lists and maps on one line, tags and anchors skipped, aliases resolved, quoted and
 //! plain scalars); the crate has no YAML dependency.
