@@ -13,7 +13,8 @@ const CALIBRATION: &str = r#"{ "tasks": { "thread": { "instance": 1, "loop": 1, 
     "run": { "loop": 1, "run": 2000 }, "sleep": { "loop": 1, "sleep": 2000 } } } },
     "global": { "default_policy": "SCHED_FIFO", "calibration": "CPU0" } }"#;
 
-/// The last `sched_process_exit` of a trace, ns.
+/// The last `sched_process_exit` of a trace, ns of simulated time (the trace clock less
+/// `CLOCK_OFFSET_NS`).
 fn last_exit(trace: &str) -> u64 {
     let line = trace
         .lines()
@@ -23,6 +24,7 @@ fn last_exit(trace: &str) -> u64 {
     let ts = line.split("] ").nth(1).unwrap().split(':').next().unwrap();
     let (s, f) = ts.trim().split_once('.').unwrap();
     s.parse::<u64>().unwrap() * 1_000_000_000 + f.parse::<u64>().unwrap()
+        - schedlab::trace::CLOCK_OFFSET_NS
 }
 
 #[test]
