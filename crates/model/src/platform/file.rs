@@ -658,10 +658,15 @@ impl Reader<'_> {
             "transition_delay_us",
             "fast_switch",
             "freq_table",
+            "dvfs_possible_from_any_cpu",
             "cluster_idle_states",
             "cpus",
         ];
-        let keys = if with_cpus { KEYS } else { &KEYS[..6] };
+        let keys = if with_cpus {
+            KEYS
+        } else {
+            &KEYS[..KEYS.len() - 1]
+        };
         let t = self.table(node, place, keys)?;
         let cpus = if with_cpus {
             let cpus_node = self.required(&t, "cpus", DOMAIN_CPUS)?;
@@ -698,6 +703,7 @@ impl Reader<'_> {
             transition_delay_us,
             fast_switch: flag("fast_switch")?,
             freq_table: flag("freq_table")?,
+            dvfs_possible_from_any_cpu: flag("dvfs_possible_from_any_cpu")?,
             cluster_idle_states,
         })
     }
@@ -735,6 +741,7 @@ impl Reader<'_> {
                 "exit_latency_ns",
                 "target_residency_ns",
                 "polling",
+                "typical_exit_ns",
             ],
         )?;
         let name = self.string(
@@ -760,12 +767,17 @@ impl Reader<'_> {
             Some(v) => self.boolean(v, &t.at("polling"), BOOL)?,
             None => false,
         };
+        let typical_exit_ns = match t.get("typical_exit_ns") {
+            None | Some(Node::Null) => None,
+            Some(v) => Some(self.int(v, &t.at("typical_exit_ns"), EXIT_LATENCY)?),
+        };
         Ok(IdleState {
             name,
             power_mw,
             exit_latency_ns,
             target_residency_ns,
             polling,
+            typical_exit_ns,
         })
     }
 }
@@ -1140,6 +1152,19 @@ fn validate_idle_states(states: &[IdleState], place: &str, file: &str) -> Result
             ));
         }
         check_power(state.power_mw, at("power_mw"), file)?;
+        if let Some(typical) = state.typical_exit_ns {
+            if typical > state.exit_latency_ns {
+                return Err(InputError::new(
+                    file,
+                    at("typical_exit_ns"),
+                    format!(
+                        "at most the state's exit_latency_ns, {} (the worst case)",
+                        state.exit_latency_ns
+                    ),
+                    typical.to_string(),
+                ));
+            }
+        }
         if let Some(prev) = k.checked_sub(1).map(|j| &states[j]) {
             if state.exit_latency_ns < prev.exit_latency_ns {
                 return Err(InputError::new(
