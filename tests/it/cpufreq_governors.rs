@@ -1023,15 +1023,19 @@ fn a_dbs_hook_on_another_cpu_counts_only_if_the_driver_allows_any_cpu() {
     // cpufreq_this_cpu_can_update(): intel_cpufreq and acpi-cpufreq leave
     // dvfs_possible_from_any_cpu unset, so CPU 0 updating CPU 1's rq (a remote enqueue, the
     // nohz idle balancer's blocked-load update) queues no sample for CPU 1's policy.
-    for kind in [GovernorKind::Ondemand, GovernorKind::Conservative] {
+    let started = |kind, any_cpu| {
         let mut g = Cpufreq::new(
             kind,
-            two_policies(&OD_OPPS, false),
+            two_policies(&OD_OPPS, any_cpu),
             &Tunables::default(),
             &env(),
         )
         .unwrap();
         g.start(0, &|_| CpuTimes::default());
+        g
+    };
+    for kind in [GovernorKind::Ondemand, GovernorKind::Conservative] {
+        let mut g = started(kind, false);
         assert_eq!(g.update_util(1, 0, MS, 0, &|_| cfs(0)), None, "{kind:?}");
         // CPU 1 itself samples; the work runs on the CPU that queued it.
         assert_eq!(
@@ -1039,14 +1043,7 @@ fn a_dbs_hook_on_another_cpu_counts_only_if_the_driver_allows_any_cpu() {
             Some(Action::QueueWork { policy: 1, cpu: 1 })
         );
         // cpufreq-dt, scpi, scmi, qcom-cpufreq-hw: any CPU may.
-        let mut g = Cpufreq::new(
-            kind,
-            two_policies(&OD_OPPS, true),
-            &Tunables::default(),
-            &env(),
-        )
-        .unwrap();
-        g.start(0, &|_| CpuTimes::default());
+        let mut g = started(kind, true);
         assert_eq!(
             g.update_util(1, 0, MS, 0, &|_| cfs(0)),
             Some(Action::QueueWork { policy: 1, cpu: 0 })
