@@ -98,6 +98,20 @@ def _pairs(switches, what="set") -> list[str]:
     return out
 
 
+def _uint(func: str, name: str, value, lo: int = 0, hi: int = 2**64 - 1):
+    """An integer argument in ``lo..=hi`` (a seed takes any u64), or None; anything else
+    raises :class:`InputError` naming the function and the argument, as the command line
+    names the option."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        err = InputError(f"schedlab.{func}: {name}: expected an integer {lo}..={hi}, found {value!r}")
+        err.file, err.place = f"schedlab.{func}", name
+        err.expected, err.found = f"an integer {lo}..={hi}", repr(value)
+        raise err
+    return value
+
+
 def _duration(d):
     """``"10s"``, ``"500ms"``, a number of seconds or a ``timedelta`` as the CLI's text."""
     if d is None:
@@ -299,7 +313,7 @@ def run(
         _pairs(set),
         timed,
         governor,
-        seed,
+        _uint("run", "seed", seed),
         reproducible,
         strict,
         _path(trace),
@@ -379,7 +393,7 @@ def compare(
         platform,
         _duration(duration),
         _pairs(set),
-        runs,
+        _uint("compare", "runs", runs, 1, 1000),
         list(metrics or []),
         strict,
     )
@@ -444,7 +458,7 @@ def sweep(
         _duration(duration),
         _pairs(set),
         _params(params),
-        seed,
+        _uint("sweep", "seed", seed),
         shard,
         strict,
     )
@@ -477,7 +491,14 @@ def sweep_points(
         "strict": strict,
     }
     points = _native.sweep_points(
-        src, platform, _duration(duration), _pairs(set), _params(params), seed, shard, strict
+        src,
+        platform,
+        _duration(duration),
+        _pairs(set),
+        _params(params),
+        _uint("sweep_points", "seed", seed),
+        shard,
+        strict,
     )
     return [
         {**common, "seed": seed, "index": index, "params": dict(p)}
@@ -493,8 +514,8 @@ def run_point(point: dict) -> dict:
         point["duration"],
         list(point["set"]),
         point["strict"],
-        point["seed"],
-        point["index"],
+        _uint("run_point", "seed", point["seed"]),
+        _uint("run_point", "index", point["index"]),
         {str(k): str(v) for k, v in point["params"].items()},
     )
     return _json.loads(text)

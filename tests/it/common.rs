@@ -108,18 +108,20 @@ pub fn skip(why: &str) {
 
 /// [`skip`], with whether this is CI given.
 pub fn skip_under(ci: bool, why: &str) {
+    if ci {
+        panic!("{} under CI=true", skip_line(why));
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{}", skip_line(why));
+}
+
+/// The line a skip of the running test prints.
+pub fn skip_line(why: &str) -> String {
     let name = std::thread::current()
         .name()
         .unwrap_or("a test")
         .to_string();
-    if ci {
-        panic!("{name} cannot check under CI=true: {why}");
-    }
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED {name}: {why} (checked nothing; fails under CI=true)"
-    );
+    format!("SKIPPED {name}: {why} (checked nothing; fails under CI=true)")
 }
 
 /// `../shared/SUB` beside the checkout, or a visible skip.
@@ -208,4 +210,9 @@ pub fn schedlab_cli(args: &[&str], stdin: Option<&str>) -> std::process::Output 
             .unwrap();
     }
     child.wait_with_output().unwrap()
+}
+
+/// An error's key path: its place without the `(line L column C)` after it.
+pub fn key_path(place: &str) -> &str {
+    place.split(" (line ").next().unwrap_or(place)
 }

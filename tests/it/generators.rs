@@ -1,7 +1,8 @@
 //! The benchmark generators of seeds 000 and 002 (hackbench, cyclictest, schbench, netperf,
 //! frames) and the blocking IPC they run on: properties of the benchmarks and of the kernel
 //! paths they exercise, not numbers read back from earlier runs. Debug builds also check the
-//! channels' buffer rules after every event (`Channels::check_invariants`).
+//! buffer rules of the channels each event operated on (`Channels::check_touched`), and of
+//! all of them in the periodic full check (`Channels::check_invariants`).
 
 use crate::common;
 

@@ -26,6 +26,7 @@
 //! ```
 
 pub mod api;
+pub mod args;
 pub mod experiment;
 pub mod gen;
 pub mod output;
@@ -251,6 +252,14 @@ impl Simulation {
         self.stats.stale += stretch.stale;
         self.stats.last = self.stats.last.max(stretch.last);
         stretch
+    }
+
+    /// Run the kernel's full invariant check after every event (debug builds only; by
+    /// default it runs now and then, and after each event only the checks of what the event
+    /// touched: `kernel/invariants.rs`). Slow: for tests.
+    #[cfg(debug_assertions)]
+    pub fn check_fully_every_event(&mut self) {
+        self.kernel.check_fully_every_event();
     }
 
     /// Simulate to the end, put the outputs in place and collect the results.

@@ -15,6 +15,7 @@ use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
 use super::fair_balance::Balance;
 use super::futex::{Barrier, Cond, Futexes, Mutex};
 use super::hrtimer::HrtimerBases;
+use super::invariants::Checks;
 use super::pelt::{self, PeltClock, SchedAvg};
 use super::pipe::Channels;
 use super::pm_qos::CpuLatencyQos;
@@ -165,7 +166,9 @@ pub struct Kernel {
     pub(super) free_tasks: Vec<TaskId>,
     /// The CPUs whose `need_resched` is set, one bit each (64 CPUs per word), so
     /// `resched_pending` finds them without looking at every runqueue.
-    resched_mask: Vec<u64>,
+    pub(super) resched_mask: Vec<u64>,
+    /// What the debug checks look at after the event (`invariants.rs`).
+    pub(super) checks: Checks,
     /// What exited forked threads did, per workload task.
     pub exited_forks: Vec<ExitedForks>,
     /// Scratch lists reused to avoid allocating per event.
@@ -367,6 +370,7 @@ impl Kernel {
             admin_log: Vec::new(),
             free_tasks: Vec::new(),
             resched_mask: vec![0; n.div_ceil(64)],
+            checks: Checks::new(n),
             exited_forks: Vec::new(),
             wake_scratch: Vec::new(),
             log_scratch: Vec::new(),
@@ -611,6 +615,8 @@ impl Kernel {
         // task_fork_fair() runs against the parent's queue, then the child moves.
         let parent_se = parent.map(|p| self.tasks[p].se);
         self.fair.task_fork(parent_cpu, parent_se, se, now);
+        self.checks.task(t);
+        self.checks.cpu(self.tasks[t].cpu);
         self.tasks[t].cpu = cpu;
         self.tasks[t].state = TaskState::Running;
         self.update_rq_clock(cpu, now);
@@ -651,6 +657,7 @@ impl Kernel {
     pub(super) fn do_exit(&mut self, t: TaskId, now: Time) {
         let cpu = self.tasks[t].cpu;
         self.emit_task(now, cpu, t, |p| TraceEvent::SchedProcessExit { p });
+        self.checks.task(t);
         self.tasks[t].state = TaskState::Dead;
         self.futex.forget(t);
         self.channels.forget(t);
@@ -708,6 +715,8 @@ impl Kernel {
                 .inc(&mut self.tasks[t].uclamp, ctx, &self.uclamp);
             self.charge_uclamp(payer, cpu, before);
         }
+        self.checks.task(t);
+        self.checks.cpu(cpu);
         let task = &mut self.tasks[t];
         debug_assert!(!task.on_rq, "task {} enqueued twice", task.pid);
         task.on_rq = true;
@@ -783,6 +792,8 @@ impl Kernel {
             self.rqs[cpu].uclamp.dec(&mut self.tasks[t].uclamp);
             self.charge_uclamp(cpu, cpu, before);
         }
+        self.checks.task(t);
+        self.checks.cpu(cpu);
         let task = &mut self.tasks[t];
         debug_assert!(task.on_rq && task.cpu == cpu);
         task.on_rq = false;
@@ -923,6 +934,7 @@ impl Kernel {
         // Wall time (cache misses): as work at the payer's current capacity.
         let cap = self.rqs[payer].capacity_cur;
         self.rqs[payer].kernel_work += ops * self.costs.uclamp_rq_op_ns * cap;
+        self.checks.cpu(payer);
     }
 
     /// `cpu` runs `ns` of kernel work (ns at capacity 1024) on behalf of what it runs now,
@@ -930,6 +942,7 @@ impl Kernel {
     /// ([`Rq::kernel_work`]).
     pub(super) fn charge(&mut self, cpu: usize, ns: u64) {
         self.rqs[cpu].kernel_work += ns * SCHED_CAPACITY_SCALE as u64;
+        self.checks.cpu(cpu);
     }
 
     /// Take `cpu`'s pending kernel work as wall time at its current capacity.
@@ -1016,6 +1029,9 @@ impl Kernel {
             orig_cpu: orig,
             dest_cpu: dest,
         });
+        self.checks.task(t);
+        self.checks.cpu(orig);
+        self.checks.cpu(dest);
         let task = &mut self.tasks[t];
         task.cpu = dest;
         task.stats.migrations += 1;
@@ -1041,6 +1057,7 @@ impl Kernel {
     }
 
     pub(super) fn resched_curr(&mut self, cpu: usize) {
+        self.checks.cpu(cpu);
         self.rqs[cpu].need_resched = true;
         self.resched_mask[cpu / 64] |= 1 << (cpu % 64);
     }
@@ -1428,6 +1445,7 @@ impl Kernel {
             self.rqs[prev].nr_iowait -= 1;
             self.tasks[t].stats.io_completions += 1;
         }
+        self.checks.task(t);
         let task = &mut self.tasks[t];
         task.state = TaskState::Running;
         task.wake_gen += 1;
@@ -1686,6 +1704,7 @@ impl Kernel {
         self.account_progress(cpu, now);
         self.update_rq_clock(cpu, now);
         self.update_curr(cpu, now);
+        self.checks.cpu(cpu);
         self.rqs[cpu].need_resched = false;
         self.resched_mask[cpu / 64] &= !(1 << (cpu % 64));
         if self.idle_exit_pending(cpu, now, q) {
@@ -2056,62 +2075,6 @@ impl Kernel {
         for dom in &mut self.domains {
             dom.res.finish(now);
         }
-    }
-
-    /// Kernel invariants, checked after every event in debug builds.
-    #[cfg(debug_assertions)]
-    pub(super) fn check_invariants(&self) {
-        let mut queued = vec![0u32; self.rqs.len()];
-        for (id, t) in self.tasks.iter().enumerate() {
-            match t.state {
-                TaskState::Running => assert!(t.on_rq, "runnable task {} on no runqueue", t.pid),
-                TaskState::New => assert!(!t.on_rq),
-                _ => assert!(!t.on_rq, "sleeping task {} still queued", t.pid),
-            }
-            if t.on_rq {
-                queued[t.cpu] += 1;
-            }
-            let running_on = self.rqs.iter().filter(|rq| rq.curr == Some(id)).count();
-            assert!(
-                running_on <= 1,
-                "task {} current on {running_on} CPUs",
-                t.pid
-            );
-            assert!(running_on == 0 || t.state == TaskState::Running);
-        }
-        for (cpu, rq) in self.rqs.iter().enumerate() {
-            assert_eq!(
-                queued[cpu], rq.nr_running,
-                "cpu {cpu}: nr_running out of step"
-            );
-            assert_eq!(
-                self.resched_mask[cpu / 64] >> (cpu % 64) & 1 == 1,
-                rq.need_resched,
-                "cpu {cpu}: resched mask out of step"
-            );
-            self.fair.check_rq(cpu);
-            if let Some(c) = rq.curr {
-                assert_eq!(self.tasks[c].cpu, cpu, "current task on the wrong CPU");
-            }
-            // Kernel work is charged at the next switch or work arming: an idle CPU carries
-            // some only for the task it is about to run.
-            assert!(
-                rq.kernel_work == 0 || rq.curr.is_some() || rq.need_resched || rq.nr_running > 0,
-                "cpu {cpu}: kernel work pending on an idle CPU"
-            );
-        }
-        self.channels.check_invariants();
-        for ch in &self.channels.chans {
-            for t in ch.waiters() {
-                assert!(
-                    !self.tasks[t].on_rq,
-                    "task {} blocked on a channel is queued",
-                    self.tasks[t].pid
-                );
-            }
-        }
-        self.check_balance_invariants();
-        self.check_cpuidle_invariants();
     }
 }
 

@@ -13,10 +13,13 @@
 //! per queue they apply CFS or, with `variant.fair=eevdf`, EEVDF (`eevdf.rs`).
 
 use super::pelt::{self, Removed, SchedAvg};
+use super::touched::Touched;
 use super::variant::{FairPolicy, Features, LatencyNice, Variant};
 
 mod eevdf;
 mod group;
+#[cfg(debug_assertions)]
+mod shadow;
 mod timeline;
 
 pub use eevdf::{MAX_CUSTOM_SLICE_NS, MIN_CUSTOM_SLICE_NS};
@@ -319,6 +322,12 @@ pub struct Fair {
     /// CONFIG_FAIR_GROUP_SCHED's task groups, indexed like the cgroups (0: the root).
     tgs: Vec<FairGroup>,
     group_sched: bool,
+    /// The entities and queues changed since the last debug check ([`Fair::check_touched`]),
+    /// and the recount of the queues' counters it keeps (`shadow.rs`).
+    touched_ses: Touched,
+    touched_rqs: Touched,
+    #[cfg(debug_assertions)]
+    shadow: shadow::Shadow,
 }
 
 impl Fair {
@@ -354,6 +363,10 @@ impl Fair {
             tick_ns: v.tick_ns(),
             tgs: vec![FairGroup::root(nr_cpus)],
             group_sched: v.fair_group_sched,
+            touched_ses: Touched::default(),
+            touched_rqs: Touched::default(),
+            #[cfg(debug_assertions)]
+            shadow: shadow::Shadow::default(),
         }
     }
 
@@ -396,8 +409,16 @@ impl Fair {
         self.rqs[cfs].queued(&self.tl_nodes)
     }
 
+    /// Entity `se` and queue `cfs` changed: the debug checks look at them after the event.
+    #[inline]
+    fn touch(&mut self, cfs: usize, se: SeId) {
+        self.touched_rqs.mark(cfs);
+        self.touched_ses.mark(se);
+    }
+
     /// `__enqueue_entity()`.
     fn tree_insert(&mut self, cfs: usize, se: SeId) {
+        self.touch(cfs, se);
         self.tree_seq += 1;
         let key = (self.ses[se].vruntime, self.tree_seq);
         let dkey = (self.ses[se].deadline, self.tree_seq);
@@ -433,6 +454,7 @@ impl Fair {
             self.ses[se].vruntime,
             "entity's vruntime changed in the timeline"
         );
+        self.touch(cfs, se);
         self.rqs[cfs].timeline.remove(&mut self.tl_nodes, se);
         if self.policy == FairPolicy::Eevdf {
             self.avg_vruntime_add(cfs, se, false);
@@ -511,6 +533,7 @@ impl Fair {
             let lv = self.ses[l].vruntime;
             vruntime = if curr.is_some() { vruntime.min(lv) } else { lv };
         }
+        self.touched_rqs.mark(cfs);
         let rq = &mut self.rqs[cfs];
         let old = rq.min_vruntime;
         rq.min_vruntime = rq.min_vruntime.max(vruntime);
@@ -668,6 +691,7 @@ impl Fair {
     /// `account_entity_enqueue()`, and the task counts of the queue a task entity joins (the
     /// queues above count it as its group entities go: `enqueue_task_fair()`).
     fn account_enqueue(&mut self, cfs: usize, se: SeId) {
+        self.touch(cfs, se);
         let (w, idle, task) = (
             self.ses[se].load.weight,
             self.ses[se].idle,
@@ -683,6 +707,7 @@ impl Fair {
     }
 
     fn account_dequeue(&mut self, cfs: usize, se: SeId) {
+        self.touch(cfs, se);
         let (w, idle, task) = (
             self.ses[se].load.weight,
             self.ses[se].idle,
@@ -905,6 +930,7 @@ impl Fair {
             e.vruntime.wrapping_add(e.latency_offset as u64),
             self.tree_seq,
         );
+        self.touch(cfs, se);
         self.rqs[cfs]
             .latency_timeline
             .insert(&mut self.lat_nodes, se, key, (0, 0));
@@ -916,6 +942,7 @@ impl Fair {
         if !self.ses[se].on_latency {
             return;
         }
+        self.touch(cfs, se);
         self.rqs[cfs]
             .latency_timeline
             .remove(&mut self.lat_nodes, se);
@@ -1003,6 +1030,7 @@ impl Fair {
     /// `set_next_entity()`: `se` becomes the running entity. Since v5.14 the buddies are
     /// cleared here rather than in `pick_next_entity()`.
     fn set_next_se(&mut self, cfs: usize, se: SeId, now: u64) {
+        self.touch(cfs, se);
         self.clear_buddies(cfs, se);
         if self.ses[se].on_rq {
             self.tree_remove(cfs, se);
@@ -1020,6 +1048,7 @@ impl Fair {
     /// `put_prev_entity()`: the running entity stops running; if still queued it goes back
     /// into the timeline.
     fn put_prev_se(&mut self, cfs: usize, se: SeId, now: u64) {
+        self.touch(cfs, se);
         if self.ses[se].on_rq {
             self.update_curr_cfs(cfs, now);
             self.tree_insert(cfs, se);
@@ -1209,63 +1238,168 @@ impl Fair {
         e.idle = idle;
     }
 
-    /// Debug check of the timeline's order and the queue's counts.
+    /// Debug checks after an event (`kernel/invariants.rs`): the entities and queues it
+    /// touched and the timeline nodes it relinked, each in O(1) or O(depth of its timeline).
     #[cfg(debug_assertions)]
-    pub fn check_rq(&self, cpu: usize) {
-        for g in 0..self.tgs.len() {
-            self.check_one_rq(self.tgs[g].rq[cpu]);
+    pub fn check_touched(&mut self) {
+        // Recount every touched entity before any queue is compared with the sums.
+        while let Some(se) = self.touched_ses.pop() {
+            self.shadow.recount(se, self.share_of(se));
+            self.check_se(se);
         }
-        self.check_groups(cpu);
+        while let Some(cfs) = self.touched_rqs.pop() {
+            self.check_cfs_rq(cfs);
+        }
+        self.tl_nodes.check_touched();
+        self.lat_nodes.check_touched();
     }
 
+    /// Debug check of everything: each entity where it stands and as recounted, each queue
+    /// against its counters and its timelines walked whole.
     #[cfg(debug_assertions)]
-    fn check_one_rq(&self, cfs: usize) {
+    pub fn check_all(&mut self) {
+        self.check_touched();
+        for se in 0..self.ses.len() {
+            assert_eq!(
+                self.shadow.share(se),
+                self.share_of(se),
+                "entity {se} changed where no debug check was told"
+            );
+            self.check_se(se);
+        }
+        for cfs in 0..self.rqs.len() {
+            self.check_cfs_rq(cfs);
+            self.walk_cfs_rq(cfs);
+        }
+    }
+
+    /// What a full check walks: the entities and the queues.
+    #[cfg(debug_assertions)]
+    pub fn check_items(&self) -> usize {
+        self.ses.len() + self.rqs.len()
+    }
+
+    /// Entity `se` where it stands: in its queue's timeline exactly while it waits there,
+    /// under its vruntime (and EEVDF deadline), near the queue's min_vruntime; in the
+    /// latency timeline only as patch 7 puts it there; its task mirrored in `task_of`; a
+    /// group entity queued exactly when its queue has entities.
+    #[cfg(debug_assertions)]
+    fn check_se(&self, se: SeId) {
+        let e = &self.ses[se];
+        let cfs = e.cfs_rq;
         let rq = &self.rqs[cfs];
-        rq.timeline.check(&self.tl_nodes);
+        let waiting = e.on_rq && rq.curr != Some(se);
+        let in_timeline = rq.timeline.contains(&self.tl_nodes, se);
+        assert_eq!(
+            in_timeline, waiting,
+            "entity {se}: timeline of cfs_rq {cfs}"
+        );
+        if waiting {
+            let (v, _) = Timeline::key_of(&self.tl_nodes, se);
+            assert_eq!(
+                v, e.vruntime,
+                "entity {se}: vruntime changed in the timeline"
+            );
+            if self.policy == FairPolicy::Eevdf {
+                let (d, _) = Timeline::aux_of(&self.tl_nodes, se);
+                assert_eq!(
+                    d, e.deadline,
+                    "entity {se}: deadline changed in the timeline"
+                );
+            }
+            // Queued vruntimes stay near min_vruntime (a wrapped, un-renormalised one would
+            // not).
+            let lag = e.vruntime.abs_diff(rq.min_vruntime);
+            assert!(
+                lag < 1 << 50,
+                "cfs_rq {cfs}: entity {se} vruntime {} far from {}",
+                e.vruntime,
+                rq.min_vruntime
+            );
+        } else {
+            assert!(!self.tl_nodes.is_linked(se), "entity {se}: in a timeline");
+        }
+        // The latency timeline: only waiting latency-sensitive entities of this queue, under
+        // the key they were inserted with.
+        let on_latency = rq.latency_timeline.contains(&self.lat_nodes, se);
+        assert_eq!(on_latency, e.on_latency, "entity {se}: latency timeline");
+        if e.on_latency {
+            assert!(
+                waiting && e.latency_offset < 0,
+                "entity {se}: latency timeline"
+            );
+            let (k, _) = Timeline::key_of(&self.lat_nodes, se);
+            assert_eq!(k, e.vruntime.wrapping_add(e.latency_offset as u64));
+        } else {
+            assert!(
+                !self.lat_nodes.is_linked(se),
+                "entity {se}: in a latency timeline"
+            );
+        }
+        // `task_of` mirrors the entity's task (`prefetch_next` reads it instead).
+        let task = u32::try_from(e.task).unwrap_or(u32::MAX);
+        assert_eq!(self.task_of[se], task, "entity {se}: task_of out of step");
+        if e.my_q.is_some() {
+            self.check_group_se(se);
+        }
+    }
+
+    /// Queue `cfs`'s counters against the recount of its entities (`shadow.rs`), and the
+    /// ends of its timelines.
+    #[cfg(debug_assertions)]
+    fn check_cfs_rq(&self, cfs: usize) {
+        let rq = &self.rqs[cfs];
         let queued =
             rq.timeline.len() as u32 + u32::from(rq.curr.is_some_and(|c| self.ses[c].on_rq));
-        debug_assert_eq!(
+        assert_eq!(
             queued, rq.nr_running,
             "cfs_rq {cfs}: nr_running out of step"
         );
-        let w: u64 = self
-            .queued(cfs)
-            .map(|se| self.ses[se].load.weight)
-            .sum::<u64>()
-            + rq.curr
-                .filter(|&c| self.ses[c].on_rq)
-                .map_or(0, |c| self.ses[c].load.weight);
-        debug_assert_eq!(w, rq.load.weight, "cfs_rq {cfs}: load out of step");
-        for se in self.queued(cfs) {
-            let (v, _) = Timeline::key_of(&self.tl_nodes, se);
-            debug_assert!(v == self.ses[se].vruntime && self.ses[se].cfs_rq == cfs);
-            // `task_of` mirrors the entity's task (`prefetch_next` reads it instead).
-            let task = u32::try_from(self.ses[se].task).unwrap_or(u32::MAX);
-            debug_assert_eq!(self.task_of[se], task, "entity {se}: task_of out of step");
+        let sums = self.shadow.sums(cfs);
+        assert_eq!(sums.load, rq.load.weight, "cfs_rq {cfs}: load out of step");
+        assert_eq!(
+            sums.h_nr_running, rq.h_nr_running,
+            "cfs_rq {cfs}: h_nr_running out of step"
+        );
+        if self.policy == FairPolicy::Eevdf {
+            self.check_avg_vruntime(cfs, sums.waiting_vw, sums.waiting_load);
         }
-        // The latency timeline: ordered, only waiting latency-sensitive entities of this queue.
-        rq.latency_timeline.check(&self.lat_nodes);
+        rq.timeline.check_ends(&self.tl_nodes);
+        rq.latency_timeline.check_ends(&self.lat_nodes);
         if self.latency_nice != LatencyNice::V5Rbtree {
-            debug_assert!(rq.latency_timeline.is_empty());
+            assert!(
+                rq.latency_timeline.is_empty(),
+                "cfs_rq {cfs}: latency timeline"
+            );
         }
+        if let Some(g) = self.owner_se(cfs) {
+            self.check_group_se(g);
+        }
+    }
+
+    /// Queue `cfs` walked: its timelines whole, its entities on it, and its sums recomputed
+    /// from them equal to the recount.
+    #[cfg(debug_assertions)]
+    fn walk_cfs_rq(&self, cfs: usize) {
+        let rq = &self.rqs[cfs];
+        rq.timeline.check(&self.tl_nodes);
+        rq.latency_timeline.check(&self.lat_nodes);
+        let curr = rq.curr.filter(|&c| self.ses[c].on_rq);
+        let mut sums = shadow::Sums::default();
+        for se in self.queued(cfs).chain(curr) {
+            assert_eq!(self.ses[se].cfs_rq, cfs, "entity {se}: on another cfs_rq");
+            sums = sums.with(self, se);
+        }
+        assert_eq!(
+            sums,
+            self.shadow.sums(cfs),
+            "cfs_rq {cfs}: recount out of step"
+        );
         for se in rq.latency_timeline.iter(&self.lat_nodes) {
             let e = &self.ses[se];
-            let (k, _) = Timeline::key_of(&self.lat_nodes, se);
-            debug_assert!(e.on_latency && e.on_rq && e.cfs_rq == cfs && rq.curr != Some(se));
-            debug_assert!(e.latency_offset < 0);
-            debug_assert!(k == e.vruntime.wrapping_add(e.latency_offset as u64));
-        }
-        if self.policy == FairPolicy::Eevdf {
-            self.check_eevdf(cfs);
-        }
-        // Queued vruntimes stay near min_vruntime (a wrapped, un-renormalised one would not).
-        for se in self.queued(cfs) {
-            let v = self.ses[se].vruntime;
-            let lag = v.abs_diff(rq.min_vruntime);
-            debug_assert!(
-                lag < 1 << 50,
-                "cfs_rq {cfs}: entity {se} vruntime {v} far from {}",
-                rq.min_vruntime
+            assert!(
+                e.on_latency && e.cfs_rq == cfs,
+                "entity {se}: latency timeline"
             );
         }
     }
@@ -1328,7 +1462,7 @@ mod tests {
         // truncation of __calc_delta).
         let slice = f.sched_slice(0, a);
         assert!((2_999_990..=3_000_000).contains(&slice), "{slice}");
-        f.check_rq(0);
+        f.check_all();
     }
 
     #[test]
@@ -1364,6 +1498,6 @@ mod tests {
         assert_eq!(f.pick_next_entity(0), Some(ids[2]));
         f.dequeue_entity(0, ids[2], QueueFlags::default(), 0);
         assert_eq!(f.pick_next_entity(0), Some(ids[0]));
-        f.check_rq(0);
+        f.check_all();
     }
 }

@@ -395,6 +395,7 @@ impl Kernel {
         if !self.lb.topo.asym() {
             return;
         }
+        self.checks.cpu(cpu);
         let Some(t) = curr.filter(|&t| self.tasks[t].class() == Class::Fair) else {
             if curr.is_none() {
                 self.lb.misfit_task_load[cpu] = 0;
@@ -410,20 +411,28 @@ impl Kernel {
         };
     }
 
-    /// Invariants of the balancer's state (debug builds).
+    /// Invariants of the balancer's state on `cpu` (debug builds): misfit status only on
+    /// asymmetric systems and never on an idle CPU; no active balance to the CPU itself.
+    #[cfg(debug_assertions)]
+    pub(super) fn check_balance_cpu(&self, cpu: usize) {
+        let misfit = self.lb.misfit_task_load[cpu];
+        assert!(
+            misfit == 0 || self.lb.topo.asym(),
+            "misfit on a symmetric system"
+        );
+        assert!(
+            misfit == 0 || self.rqs[cpu].curr.is_some(),
+            "cpu {cpu}: idle with a misfit task"
+        );
+        assert_ne!(self.lb.push_cpu[cpu], Some(cpu), "active balance to itself");
+    }
+
+    /// The balancer's invariants on every CPU, and EAS only on asymmetric systems without
+    /// SMT.
     #[cfg(debug_assertions)]
     pub(super) fn check_balance_invariants(&self) {
         for cpu in 0..self.rqs.len() {
-            let misfit = self.lb.misfit_task_load[cpu];
-            assert!(
-                misfit == 0 || self.lb.topo.asym(),
-                "misfit on a symmetric system"
-            );
-            assert!(
-                misfit == 0 || self.rqs[cpu].curr.is_some(),
-                "cpu {cpu}: idle with a misfit task"
-            );
-            assert_ne!(self.lb.push_cpu[cpu], Some(cpu), "active balance to itself");
+            self.check_balance_cpu(cpu);
         }
         assert!(!self.lb.eas || self.lb.topo.asym() && !self.lb.topo.smt_active);
     }

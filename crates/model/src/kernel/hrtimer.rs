@@ -13,6 +13,7 @@
 //! the first that has not (`__hrtimer_run_queues()`).
 
 use super::sched::TaskId;
+use super::touched::Touched;
 
 /// One armed timer.
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +31,8 @@ pub struct HrtimerBases {
     bases: Vec<Vec<Timer>>,
     /// Per task: the CPU and heap slot of its armed timer.
     slot: Vec<Option<(usize, usize)>>,
+    /// Tasks whose timer was armed, cancelled or moved since the last debug check.
+    touched: Touched,
 }
 
 impl HrtimerBases {
@@ -37,6 +40,7 @@ impl HrtimerBases {
         HrtimerBases {
             bases: vec![Vec::new(); nr_cpus],
             slot: Vec::new(),
+            touched: Touched::default(),
         }
     }
 
@@ -56,6 +60,7 @@ impl HrtimerBases {
         });
         let at = heap.len() - 1;
         self.slot[task] = Some((cpu, at));
+        self.touched.mark(task);
         self.sift_up(cpu, at);
     }
 
@@ -70,6 +75,7 @@ impl HrtimerBases {
         heap.pop();
         if at < heap.len() {
             self.slot[heap[at].task] = Some((cpu, at));
+            self.touched.mark(heap[at].task);
             self.sift_down(cpu, at);
             self.sift_up(cpu, at);
         }
@@ -105,6 +111,8 @@ impl HrtimerBases {
         heap.swap(a, b);
         self.slot[heap[a].task] = Some((cpu, a));
         self.slot[heap[b].task] = Some((cpu, b));
+        self.touched.mark(heap[a].task);
+        self.touched.mark(heap[b].task);
     }
 
     /// Order by expiry, then task id (deterministic among equal expiries).
@@ -146,24 +154,50 @@ impl HrtimerBases {
 
 #[cfg(debug_assertions)]
 impl HrtimerBases {
-    /// Invariants: each base is a heap by (expiry, task), every timer's slot points back at
-    /// it, and every armed timer's task is asleep (`asleep(task)`).
+    /// Invariants, all timers: each base is a heap by (expiry, task), every timer's slot
+    /// points back at it, and every armed timer's task is asleep (`asleep(task)`).
     pub fn check(&self, asleep: impl Fn(TaskId) -> bool) {
         for (cpu, heap) in self.bases.iter().enumerate() {
-            for (at, t) in heap.iter().enumerate() {
-                assert_eq!(
-                    self.slot.get(t.task).copied().flatten(),
-                    Some((cpu, at)),
-                    "cpu {cpu}: timer of task {} out of its slot",
-                    t.task
-                );
-                assert!(
-                    at == 0 || !self.less(cpu, at, (at - 1) / 2),
-                    "cpu {cpu}: timer heap out of order"
-                );
-                assert!(asleep(t.task), "task {} runs with a sleep timer", t.task);
+            for at in 0..heap.len() {
+                self.check_timer(cpu, at, &asleep);
             }
         }
+    }
+
+    /// Whether `task` has a timer armed.
+    pub fn has_timer(&self, task: TaskId) -> bool {
+        self.slot.get(task).copied().flatten().is_some()
+    }
+
+    /// The same of the timers armed, cancelled or moved since the last call, each against
+    /// its parent and children in the heap.
+    pub fn check_touched(&mut self, asleep: impl Fn(TaskId) -> bool) {
+        while let Some(task) = self.touched.pop() {
+            if let Some((cpu, at)) = self.slot.get(task).copied().flatten() {
+                self.check_timer(cpu, at, &asleep);
+                for child in [2 * at + 1, 2 * at + 2] {
+                    if child < self.bases[cpu].len() {
+                        self.check_timer(cpu, child, &asleep);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The timer at `at` of `cpu`'s heap: its task's slot points at it, it sorts no earlier
+    /// than its parent, and its task is asleep.
+    fn check_timer(&self, cpu: usize, at: usize, asleep: impl Fn(TaskId) -> bool) {
+        let task = self.bases[cpu][at].task;
+        assert_eq!(
+            self.slot.get(task).copied().flatten(),
+            Some((cpu, at)),
+            "cpu {cpu}: timer of task {task} out of its slot"
+        );
+        assert!(
+            at == 0 || !self.less(cpu, at, (at - 1) / 2),
+            "cpu {cpu}: timer heap out of order"
+        );
+        assert!(asleep(task), "task {task} runs with a sleep timer");
     }
 }
 

@@ -5,8 +5,6 @@
 
 use super::core::{Event, Kernel};
 use super::cpuidle::{cluster_state, IdleInput};
-#[cfg(debug_assertions)]
-use super::sched::TaskState;
 use crate::kernel::tracepoint::{TraceEvent, PWR_EVENT_EXIT};
 use crate::platform::IdleState;
 use schedlab_base::sim::{EventQueue, Time};
@@ -97,6 +95,7 @@ impl Kernel {
             self.cpufreq_idle_enter(cpu);
             return;
         }
+        self.checks.cpu(cpu);
         let inp = self.idle_input(cpu, now);
         let sel = self.cpuidle[cpu].select(states, &inp, now);
         self.rqs[cpu].res.enter_state(now, Some(sel.state));
@@ -264,54 +263,66 @@ impl Kernel {
 
 #[cfg(debug_assertions)]
 impl Kernel {
-    /// cpuidle invariants: a CPU is in an idle state exactly while it is idle (if it has
-    /// any), the state is within the PM QoS limit unless it is the first, and a cluster is
-    /// in a state only while all its CPUs are idle.
-    pub(super) fn check_cpuidle_invariants(&self) {
+    /// cpuidle invariants of `cpu` and its cluster: the CPU is in an idle state exactly
+    /// while it is idle (if it has any), the state is within the PM QoS limit unless it is
+    /// the first, and the cluster is in a state only while all its CPUs are idle.
+    pub(super) fn check_cpuidle_cpu(&self, cpu: usize) {
         let limit = self.pm_qos.latency_req_ns();
-        for (cpu, rq) in self.rqs.iter().enumerate() {
-            let states = &self.platform.cpus[cpu].idle_states;
-            let dev = &self.cpuidle[cpu];
-            let idle = rq.curr.is_none() && !states.is_empty();
-            assert_eq!(
-                dev.state.is_some(),
-                idle,
-                "cpu {cpu}: idle state out of step"
-            );
-            assert_eq!(
-                dev.state,
-                rq.res.state(),
-                "cpu {cpu}: residency state out of step"
-            );
+        let rq = &self.rqs[cpu];
+        let states = &self.platform.cpus[cpu].idle_states;
+        let dev = &self.cpuidle[cpu];
+        let idle = rq.curr.is_none() && !states.is_empty();
+        assert_eq!(
+            dev.state.is_some(),
+            idle,
+            "cpu {cpu}: idle state out of step"
+        );
+        assert_eq!(
+            dev.state,
+            rq.res.state(),
+            "cpu {cpu}: residency state out of step"
+        );
+        assert!(
+            dev.exiting.is_none() || rq.curr.is_none(),
+            "cpu {cpu}: runs a task while leaving idle"
+        );
+        if let Some(s) = dev.state {
             assert!(
-                dev.exiting.is_none() || rq.curr.is_none(),
-                "cpu {cpu}: runs a task while leaving idle"
+                s == 0 || states[s].exit_latency_ns <= limit,
+                "cpu {cpu}: state {s} beyond the PM QoS limit"
             );
-            if let Some(s) = dev.state {
-                assert!(
-                    s == 0 || states[s].exit_latency_ns <= limit,
-                    "cpu {cpu}: state {s} beyond the PM QoS limit"
-                );
-            }
         }
-        for (d, dom) in self.domains.iter().enumerate() {
-            if let Some(k) = dom.res.state() {
-                assert_eq!(dom.busy_cpus, 0, "cluster {d} in a state with busy CPUs");
-                let fd = &self.platform.freq_domains[d];
-                let cpus_exit = fd
-                    .cpus
-                    .iter()
-                    .map(|&c| self.idle_exit_latency_ns(c))
-                    .min()
-                    .unwrap_or(0);
-                let s = &fd.cluster_idle_states[k];
-                assert!(
-                    s.exit_latency_ns <= limit.max(cpus_exit),
-                    "cluster {d} beyond the PM QoS limit"
-                );
-            }
+        self.check_cluster(self.platform.cpus[cpu].freq_domain);
+    }
+
+    /// Cluster `d` is in a state only while all its CPUs are idle, and within the PM QoS
+    /// limit (or no deeper than its CPUs' own states).
+    fn check_cluster(&self, d: usize) {
+        let Some(k) = self.domains[d].res.state() else {
+            return;
+        };
+        assert_eq!(
+            self.domains[d].busy_cpus, 0,
+            "cluster {d} in a state with busy CPUs"
+        );
+        let fd = &self.platform.freq_domains[d];
+        let cpus_exit = fd
+            .cpus
+            .iter()
+            .map(|&c| self.idle_exit_latency_ns(c))
+            .min()
+            .unwrap_or(0);
+        let s = &fd.cluster_idle_states[k];
+        assert!(
+            s.exit_latency_ns <= self.pm_qos.latency_req_ns().max(cpus_exit),
+            "cluster {d} beyond the PM QoS limit"
+        );
+    }
+
+    /// The cpuidle invariants of every CPU and cluster (each cluster has CPUs).
+    pub(super) fn check_cpuidle_invariants(&self) {
+        for cpu in 0..self.rqs.len() {
+            self.check_cpuidle_cpu(cpu);
         }
-        self.hrtimers
-            .check(|t| self.tasks[t].state != TaskState::Running);
     }
 }

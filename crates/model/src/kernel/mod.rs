@@ -6,7 +6,8 @@
 //! `cpuidle/` (the menu and teo
 //! governors, cluster states, time per OPP and idle state), `idle.rs` (idle.c: the idle loop),
 //! `hrtimer.rs` (per-CPU sleep timers), `pm_qos.rs` (the CPU latency QoS), `pelt.rs` (pelt.c: PELT, util_est),
-//! `syscalls.rs` (what threads ask of the kernel, timed writes),
+//! `syscalls.rs` (what threads ask of the kernel, timed writes), `invariants.rs` (the debug
+//! checks after each event, of what it touched (`touched.rs`) and now and then of everything),
 //! `futex.rs` (the futex-backed pthread objects rt-app
 //! uses), `pipe.rs` (pipes, sockets and futex words as bounded buffers with wait queues), `cpufreq/` (the governors), `sched_cpufreq.rs` (the
 //! scheduler's cpufreq hook and frequency changes), `variant.rs` (CONFIG_*, sched features, tunables, patch switches).
@@ -22,6 +23,7 @@ pub mod fair_balance;
 pub mod futex;
 pub mod hrtimer;
 mod idle;
+mod invariants;
 pub mod pelt;
 pub mod pipe;
 pub mod pm_qos;
@@ -30,6 +32,7 @@ pub mod sched;
 mod sched_cpufreq;
 mod syscalls;
 pub mod topology;
+mod touched;
 pub mod tracepoint;
 pub mod uclamp;
 pub mod variant;

@@ -35,6 +35,7 @@
 
 use std::collections::VecDeque;
 
+use super::touched::Touched;
 use crate::platform::IpcCosts;
 use crate::workload::{ChannelKind, ChannelSpec};
 
@@ -177,6 +178,8 @@ pub enum SendOutcome {
 pub struct Channels {
     pub chans: Vec<Channel>,
     completed: Vec<Completed>,
+    /// Channels operated on since the last debug check ([`Channels::check_touched`]).
+    touched: Touched,
 }
 
 impl Channel {
@@ -328,12 +331,14 @@ impl Channels {
         Channels {
             chans: specs.iter().map(Channel::new).collect(),
             completed: Vec::new(),
+            touched: Touched::default(),
         }
     }
 
     /// `write()`/`send()` of one message by `task`; `waited`: the retry of a writer woken
     /// without its write done ([`Completed::retry`]).
     pub fn send(&mut self, c: usize, task: TaskId, bytes: u64, waited: bool) -> SendOutcome {
+        self.touched.mark(c);
         let ch = &mut self.chans[c];
         if !ch.readers.is_empty() {
             // Readers wait, so the channel is empty: the message goes straight to them (a
@@ -382,6 +387,7 @@ impl Channels {
 
     /// `read()`/`recv()` by `task`: the bytes read, or `None` when it blocks.
     pub fn recv(&mut self, c: usize, task: TaskId, max: u64) -> Option<u64> {
+        self.touched.mark(c);
         let ch = &mut self.chans[c];
         if ch.queued == 0 {
             debug_assert!(ch.writers.is_empty(), "a writer waits on an empty channel");
@@ -447,57 +453,122 @@ impl Channels {
 
     /// Forget a task that exits while blocked (killed at the end of the run).
     pub fn forget(&mut self, task: TaskId) {
-        for ch in &mut self.chans {
+        for (c, ch) in self.chans.iter_mut().enumerate() {
+            let waiting = ch.readers.len() + ch.writers.len();
             ch.readers.retain(|&(t, _)| t != task);
             ch.writers.retain(|&(t, _)| t != task);
+            if ch.readers.len() + ch.writers.len() != waiting {
+                self.touched.mark(c);
+            }
         }
     }
 
-    /// The buffer rules, asserted after every event in debug builds: never more queued than
-    /// the capacity; readers wait only on an empty channel; writers only while their message
-    /// does not fit or (AF_UNIX) the buffer is more than a quarter full; datagram sizes add up
-    /// to what is queued.
+    /// The buffer rules of every channel ([`Channel::check_rules`]), with the datagrams and
+    /// pipe pages added up: the periodic full check of debug builds, and the unit tests'.
     pub fn check_invariants(&self) {
         for (i, ch) in self.chans.iter().enumerate() {
+            ch.check_rules(i);
+            ch.check_contents(i);
+        }
+    }
+
+    /// What a full check walks: the channels, their datagrams or pages and their waiters.
+    #[cfg(debug_assertions)]
+    pub fn check_items(&self) -> usize {
+        let per =
+            |c: &Channel| 1 + c.messages.len() + c.bufs.len() + c.readers.len() + c.writers.len();
+        self.chans.iter().map(per).sum()
+    }
+
+    /// The buffer rules of the channels operated on since the last call, each in O(1), and
+    /// the tasks at either end of their wait queues (where operations add and take them)
+    /// not on a runqueue (`queued`): the per-event check of debug builds.
+    #[cfg(debug_assertions)]
+    pub fn check_touched(&mut self, queued: impl Fn(TaskId) -> bool) {
+        while let Some(i) = self.touched.pop() {
+            let ch = &self.chans[i];
+            ch.check_rules(i);
+            for q in [&ch.readers, &ch.writers] {
+                if let (Some(&(first, _)), Some(&(last, _))) = (q.front(), q.back()) {
+                    for t in [first, last] {
+                        assert!(!queued(t), "task {t} blocked on channel {i} is queued");
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Channel {
+    /// The rules an operation can break, in O(1): never more queued than the capacity;
+    /// readers wait only on an empty channel; writers only while their message does not fit
+    /// or (AF_UNIX) the buffer is more than a quarter full; no more read than written; a
+    /// pipe within its slots, its end pages neither empty nor overfull; datagrams or pages
+    /// exactly when something is queued.
+    fn check_rules(&self, i: usize) {
+        assert!(
+            self.queued <= self.capacity,
+            "channel {i}: {} queued over capacity {}",
+            self.queued,
+            self.capacity
+        );
+        assert!(
+            self.readers.is_empty() || self.queued == 0,
+            "channel {i}: a reader waits while {} bytes are queued",
+            self.queued
+        );
+        if let Some(&(_, bytes)) = self.writers.front() {
             assert!(
-                ch.queued <= ch.capacity,
-                "channel {i}: {} queued over capacity {}",
-                ch.queued,
-                ch.capacity
+                !self.fits(bytes, true) || !self.writers_may_wake(),
+                "channel {i}: a writer waits though its message fits"
+            );
+        }
+        let s = &self.stats;
+        assert!(
+            s.received_bytes <= s.sent_bytes,
+            "channel {i}: read more than written"
+        );
+        if self.kind == ChannelKind::Pipe {
+            assert!(
+                self.bufs.len() <= self.max_bufs,
+                "channel {i}: pipe slots overrun"
+            );
+            assert_eq!(
+                self.bufs.is_empty(),
+                self.queued == 0,
+                "channel {i}: pipe pages do not add up"
             );
             assert!(
-                ch.readers.is_empty() || ch.queued == 0,
-                "channel {i}: a reader waits while {} bytes are queued",
-                ch.queued
+                self.bufs
+                    .front()
+                    .into_iter()
+                    .chain(self.bufs.back())
+                    .all(|b| b.start < b.end && b.end <= PAGE_SIZE),
+                "channel {i}: an empty or overfull pipe page"
             );
-            if let Some(&(_, bytes)) = ch.writers.front() {
-                assert!(
-                    !ch.fits(bytes, true) || !ch.writers_may_wake(),
-                    "channel {i}: a writer waits though its message fits"
-                );
-            }
-            if !ch.kind.is_stream() {
-                let units: u64 = ch.messages.iter().map(|&b| b.max(1)).sum();
-                assert_eq!(units, ch.queued, "channel {i}: datagrams do not add up");
-            }
-            if ch.kind == ChannelKind::Pipe {
-                let bytes: u64 = ch.bufs.iter().map(|b| b.end - b.start).sum();
-                assert_eq!(bytes, ch.queued, "channel {i}: pipe pages do not add up");
-                assert!(
-                    ch.bufs.len() <= ch.max_bufs,
-                    "channel {i}: pipe slots overrun"
-                );
-                assert!(
-                    ch.bufs
-                        .iter()
-                        .all(|b| b.start < b.end && b.end <= PAGE_SIZE),
-                    "channel {i}: an empty or overfull pipe page"
-                );
-            }
-            let s = &ch.stats;
+        } else if !self.kind.is_stream() {
+            assert_eq!(
+                self.messages.is_empty(),
+                self.queued == 0,
+                "channel {i}: datagrams do not add up"
+            );
+        }
+    }
+
+    /// What is queued, added up: datagram sizes, or pipe pages (none empty or overfull).
+    fn check_contents(&self, i: usize) {
+        if !self.kind.is_stream() {
+            let units: u64 = self.messages.iter().map(|&b| b.max(1)).sum();
+            assert_eq!(units, self.queued, "channel {i}: datagrams do not add up");
+        }
+        if self.kind == ChannelKind::Pipe {
+            let bytes: u64 = self.bufs.iter().map(|b| b.end - b.start).sum();
+            assert_eq!(bytes, self.queued, "channel {i}: pipe pages do not add up");
             assert!(
-                s.received_bytes <= s.sent_bytes,
-                "channel {i}: read more than written"
+                self.bufs
+                    .iter()
+                    .all(|b| b.start < b.end && b.end <= PAGE_SIZE),
+                "channel {i}: an empty or overfull pipe page"
             );
         }
     }

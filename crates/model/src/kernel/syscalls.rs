@@ -234,6 +234,7 @@ impl Kernel {
 
     /// The running task blocks (`schedule()` will dequeue it).
     pub(super) fn block(&mut self, t: TaskId) {
+        self.checks.task(t);
         let task = &mut self.tasks[t];
         task.state = TaskState::Interruptible;
         task.activity = Activity::Next;

@@ -217,25 +217,17 @@ impl Fair {
         e.protect = false;
     }
 
-    /// Debug check: the timeline's augmented keys are the waiting entities' deadlines, and
-    /// the avg_vruntime sums match them.
+    /// Debug check of queue `cfs`'s `avg_vruntime` / `avg_load` against the sums over its
+    /// waiting entities of weight × vruntime and of weight: the keys are the vruntimes less
+    /// min_vruntime.
     #[cfg(debug_assertions)]
-    pub(super) fn check_eevdf(&self, cfs: usize) {
+    pub(super) fn check_avg_vruntime(&self, cfs: usize, weighted_vruntime: i128, load: u64) {
         let rq = &self.rqs[cfs];
-        for se in self.queued(cfs) {
-            let d = super::timeline::Timeline::aux_of(&self.tl_nodes, se).0;
-            debug_assert!(self.ses[se].deadline == d && self.ses[se].on_rq);
-        }
-        let (mut avg, mut load) = (0i128, 0u64);
-        for se in self.queued(cfs) {
-            let w = self.ses[se].load.weight;
-            avg += i128::from(self.entity_key(cfs, se)) * i128::from(w);
-            load += w;
-        }
-        debug_assert_eq!(
+        let avg = weighted_vruntime - i128::from(rq.min_vruntime) * i128::from(load);
+        assert_eq!(
             (avg, load),
             (rq.avg_vruntime, rq.avg_load),
-            "avg_vruntime sums"
+            "cfs_rq {cfs}: avg_vruntime sums"
         );
     }
 }

@@ -168,6 +168,7 @@ impl Fair {
         }
         while let Some(e) = cur {
             let cfs = self.ses[e].cfs_rq;
+            self.touch(cfs, e);
             self.rqs[cfs].h_nr_running += 1;
             self.rqs[cfs].idle_h_nr_running += idle;
             self.update_curr_cfs(cfs, now);
@@ -205,6 +206,7 @@ impl Fair {
         }
         while let Some(e) = cur {
             let cfs = self.ses[e].cfs_rq;
+            self.touch(cfs, e);
             self.rqs[cfs].h_nr_running -= 1;
             self.rqs[cfs].idle_h_nr_running -= idle;
             self.update_curr_cfs(cfs, now);
@@ -331,6 +333,7 @@ impl Fair {
         if old == weight {
             return;
         }
+        self.touch(cfs, se);
         let on_rq = self.ses[se].on_rq;
         let in_tree = on_rq && self.rqs[cfs].curr != Some(se);
         let eevdf = self.policy == FairPolicy::Eevdf;
@@ -387,26 +390,27 @@ impl Fair {
         self.latency_nice_of_offset(self.tgs[g].latency_offset)
     }
 
-    /// Debug check of the hierarchy on `cpu`: a group entity is queued exactly when its
-    /// queue has entities, and every queue's task count is that of its entities.
+    /// Debug check of group entity `se`: queued exactly when its queue has entities, on a
+    /// queue of its queue's CPU.
     #[cfg(debug_assertions)]
-    pub(super) fn check_groups(&self, cpu: usize) {
-        for tg in &self.tgs {
-            let q = tg.rq[cpu];
-            let rq = &self.rqs[q];
-            let curr = rq.curr.filter(|&c| self.ses[c].on_rq);
-            let h: u32 = self
-                .queued(q)
-                .chain(curr)
-                .map(|se| self.ses[se].my_q.map_or(1, |m| self.rqs[m].h_nr_running))
-                .sum();
-            debug_assert_eq!(h, rq.h_nr_running, "cfs_rq {q}: h_nr_running out of step");
-        }
-        for tg in &self.tgs[1..] {
-            let se = tg.se[cpu];
-            let q = self.ses[se].my_q.expect("a group entity owns a queue");
-            debug_assert_eq!(self.ses[se].on_rq, self.rqs[q].nr_running > 0);
-            debug_assert_eq!(self.rqs[self.ses[se].cfs_rq].cpu, cpu);
-        }
+    pub(super) fn check_group_se(&self, se: SeId) {
+        let e = &self.ses[se];
+        let q = e.my_q.expect("a group entity owns a queue");
+        assert_eq!(
+            e.on_rq,
+            self.rqs[q].nr_running > 0,
+            "group entity {se}: queued out of step with cfs_rq {q}"
+        );
+        assert_eq!(
+            self.rqs[e.cfs_rq].cpu, self.rqs[q].cpu,
+            "group entity {se}: on another CPU than its queue"
+        );
+    }
+
+    /// The group entity that owns queue `cfs` (None for a CPU's root queue).
+    #[cfg(debug_assertions)]
+    pub(super) fn owner_se(&self, cfs: usize) -> Option<SeId> {
+        let rq = &self.rqs[cfs];
+        (rq.tg != 0).then(|| self.tgs[rq.tg].se[rq.cpu])
     }
 }

@@ -12,6 +12,13 @@
 //! The nodes are also threaded in key order (`prev`, `next`): taking out the leftmost, which
 //! every pick does, then finds the new one without walking the tree, whose nodes away from
 //! the spines have left the host's caches when there are many entities.
+//!
+//! Debug builds check a timeline after every event where it changed: the arena marks the
+//! nodes an insert or a remove relinked ([`Nodes::check_touched`] checks each against its
+//! parent, children and in-order neighbours, and the subtree minima up to the root), and
+//! [`Timeline::check`] walks a whole timeline for the periodic full check.
+
+use crate::kernel::touched::Touched;
 
 const NIL: u32 = u32::MAX;
 
@@ -42,6 +49,8 @@ struct Node {
 pub struct Nodes {
     rows: Vec<Node>,
     augmented: bool,
+    /// Nodes relinked since the last check (debug builds).
+    touched: Touched,
 }
 
 impl Nodes {
@@ -50,6 +59,7 @@ impl Nodes {
         Nodes {
             rows: Vec::new(),
             augmented: true,
+            touched: Touched::default(),
         }
     }
 
@@ -190,6 +200,7 @@ impl Timeline {
         };
         self.link(nodes, prev, x);
         self.link(nodes, x, next);
+        nodes.touched.mark(id);
         if leftmost {
             self.first = x;
         }
@@ -228,6 +239,11 @@ impl Timeline {
         }
         self.replace_child(nodes, n.parent, x, child);
         self.link(nodes, n.prev, n.next);
+        for m in [n.prev, n.next, n.parent, child] {
+            if m != NIL {
+                nodes.touched.mark(m as usize);
+            }
+        }
         self.len -= 1;
         nodes.propagate(n.parent);
         let n = &mut nodes.rows[id];
@@ -270,6 +286,8 @@ impl Timeline {
         nodes.rows[p as usize].parent = x;
         nodes.rows[x as usize].parent = g;
         self.replace_child(nodes, g, p, x);
+        nodes.touched.mark(x as usize);
+        nodes.touched.mark(p as usize);
         if nodes.augmented {
             nodes.pull(p);
             nodes.pull(x);
@@ -373,72 +391,232 @@ impl Timeline {
         nodes.rows[id].aux
     }
 
-    /// Debug check of the structure: order, parent links, priorities, subtree minima, size
-    /// and leftmost.
+    /// Debug check of the whole structure: parent links, priorities, key order, subtree
+    /// minima, size, leftmost, and the threads as the tree's in-order sequence both ways.
+    /// One walk of the tree, nothing allocated.
     #[cfg(debug_assertions)]
     pub fn check(&self, nodes: &Nodes) {
-        fn walk(nodes: &Nodes, n: u32, parent: u32, count: &mut u32) -> Key {
-            let node = &nodes.rows[n as usize];
+        /// The walk's state: nodes seen, and the last one in key order.
+        struct Walk<'a> {
+            nodes: &'a Nodes,
+            first: u32,
+            count: u32,
+            last: u32,
+        }
+        fn walk(w: &mut Walk<'_>, n: u32, parent: u32) -> Key {
+            let node = &w.nodes.rows[n as usize];
             assert_eq!(node.parent, parent, "timeline: parent link");
-            *count += 1;
+            w.count += 1;
             let mut m = (node.aux, n);
             for (c, left) in [(node.left, true), (node.right, false)] {
-                if c != NIL {
-                    let cn = &nodes.rows[c as usize];
-                    assert!(cn.prio <= node.prio, "timeline: heap order");
-                    assert!((cn.key < node.key) == left, "timeline: key order");
-                    let cm = walk(nodes, c, n, count);
-                    if cm < m.0 {
-                        m = (cm, cn.min_id);
+                if c == NIL {
+                    if left {
+                        w.visit(n);
                     }
+                    continue;
+                }
+                let cn = &w.nodes.rows[c as usize];
+                assert!(cn.prio <= node.prio, "timeline: heap order");
+                assert!((cn.key < node.key) == left, "timeline: key order");
+                let cm = walk(w, c, n);
+                if cm < m.0 {
+                    m = (cm, cn.min_id);
+                }
+                if left {
+                    w.visit(n);
                 }
             }
-            if nodes.augmented {
+            if w.nodes.augmented {
                 assert_eq!((node.min_aux, node.min_id), m, "timeline: subtree minimum");
             }
             node.min_aux
         }
-        let mut count = 0;
-        if self.root != NIL {
-            walk(nodes, self.root, NIL, &mut count);
+        impl Walk<'_> {
+            /// `n` comes next in key order: the threads must agree.
+            fn visit(&mut self, n: u32) {
+                let rows = &self.nodes.rows;
+                assert_eq!(rows[n as usize].prev, self.last, "timeline: prev links");
+                if self.last == NIL {
+                    assert_eq!(n, self.first, "timeline: leftmost");
+                } else {
+                    let last = &rows[self.last as usize];
+                    assert_eq!(last.next, n, "timeline: next links");
+                    assert!(last.key < rows[n as usize].key, "timeline: iteration order");
+                }
+                self.last = n;
+            }
         }
-        assert_eq!(count, self.len, "timeline: size");
+        let mut w = Walk {
+            nodes,
+            first: self.first,
+            count: 0,
+            last: NIL,
+        };
+        if self.root != NIL {
+            walk(&mut w, self.root, NIL);
+        }
+        assert_eq!(w.count, self.len, "timeline: size");
+        if w.last == NIL {
+            assert_eq!(self.first, NIL, "timeline: leftmost");
+        } else {
+            assert_eq!(
+                nodes.rows[w.last as usize].next, NIL,
+                "timeline: next links"
+            );
+        }
+    }
+
+    /// Debug check of what a change of the timeline can break at its ends, in O(depth):
+    /// root, leftmost and size agree, and the root's subtree minimum (its nodes are checked
+    /// where they changed: [`Nodes::check_touched`]).
+    #[cfg(debug_assertions)]
+    pub fn check_ends(&self, nodes: &Nodes) {
+        assert_eq!(self.root == NIL, self.len == 0, "timeline: size");
+        assert_eq!(self.first == NIL, self.len == 0, "timeline: leftmost");
+        if self.root == NIL {
+            return;
+        }
+        let root = &nodes.rows[self.root as usize];
+        assert_eq!(root.parent, NIL, "timeline: parent link");
+        if nodes.augmented {
+            assert_eq!(
+                (root.min_aux, root.min_id),
+                nodes.subtree_min(self.root),
+                "timeline: subtree minimum"
+            );
+        }
         let mut c = self.root;
-        while c != NIL && nodes.rows[c as usize].left != NIL {
+        while nodes.rows[c as usize].left != NIL {
             c = nodes.rows[c as usize].left;
         }
         assert_eq!(c, self.first, "timeline: leftmost");
-        let keys: Vec<Key> = self.iter(nodes).map(|id| nodes.rows[id].key).collect();
-        assert!(
-            keys.windows(2).all(|w| w[0] < w[1]),
-            "timeline: iteration order"
-        );
-        // The threads are the tree's in-order sequence, both ways.
-        fn in_order(nodes: &Nodes, n: u32, out: &mut Vec<u32>) {
-            if n != NIL {
-                let node = &nodes.rows[n as usize];
-                in_order(nodes, node.left, out);
-                out.push(n);
-                in_order(nodes, node.right, out);
+        assert_eq!(nodes.rows[c as usize].prev, NIL, "timeline: prev links");
+    }
+
+    /// Whether entity `id` is in this timeline: its node leads up to this root, O(depth).
+    /// A node in no timeline has no links ([`Nodes::is_linked`]).
+    #[cfg(debug_assertions)]
+    pub fn contains(&self, nodes: &Nodes, id: usize) -> bool {
+        let mut n = id as u32;
+        loop {
+            let p = nodes.rows[n as usize].parent;
+            if p == NIL {
+                return n == self.root;
+            }
+            n = p;
+        }
+    }
+}
+
+#[cfg(debug_assertions)]
+impl Nodes {
+    /// Check the nodes relinked since the last call (an insert's node and the nodes its
+    /// rotations moved; a remove's neighbours, parent and child) where they stand now:
+    /// O(depth) each.
+    pub fn check_touched(&mut self) {
+        while let Some(n) = self.touched.pop() {
+            self.check_node(n as u32);
+        }
+    }
+
+    /// Whether node `id` has any link (a node in a timeline of more than one has one).
+    pub fn is_linked(&self, id: usize) -> bool {
+        let n = &self.rows[id];
+        [n.parent, n.left, n.right, n.prev, n.next] != [NIL; 5]
+    }
+
+    /// Node `n` against its surroundings: links with its parent and children, heap and key
+    /// order with its children, its threads to its in-order neighbours (which it sorts
+    /// between), and, augmented, the subtree minima from it up to the root.
+    fn check_node(&self, n: u32) {
+        if !self.is_linked(n as usize) {
+            // Out of every timeline, or alone in one (whose ends are checked there).
+            return;
+        }
+        let node = &self.rows[n as usize];
+        if node.parent != NIL {
+            let p = &self.rows[node.parent as usize];
+            assert!(p.left == n || p.right == n, "timeline: parent link");
+        }
+        for (c, left) in [(node.left, true), (node.right, false)] {
+            if c != NIL {
+                let cn = &self.rows[c as usize];
+                assert_eq!(cn.parent, n, "timeline: parent link");
+                assert!(cn.prio <= node.prio, "timeline: heap order");
+                assert!((cn.key < node.key) == left, "timeline: key order");
             }
         }
-        let mut order = Vec::new();
-        in_order(nodes, self.root, &mut order);
-        let mut threaded = Vec::new();
-        let mut c = self.first;
-        while c != NIL {
-            threaded.push(c);
-            c = nodes.rows[c as usize].next;
+        assert_eq!(node.prev, self.in_order(n, true), "timeline: prev links");
+        assert_eq!(node.next, self.in_order(n, false), "timeline: next links");
+        if node.prev != NIL {
+            assert!(
+                self.rows[node.prev as usize].key < node.key,
+                "timeline: order"
+            );
         }
-        assert_eq!(threaded, order, "timeline: next links");
-        let mut back = Vec::new();
-        let mut c = self.last_raw(nodes);
-        while c != NIL {
-            back.push(c);
-            c = nodes.rows[c as usize].prev;
+        if node.next != NIL {
+            assert!(
+                node.key < self.rows[node.next as usize].key,
+                "timeline: order"
+            );
         }
-        back.reverse();
-        assert_eq!(back, order, "timeline: prev links");
+        if self.augmented {
+            let mut a = n;
+            while a != NIL {
+                let an = &self.rows[a as usize];
+                assert_eq!(
+                    (an.min_aux, an.min_id),
+                    self.subtree_min(a),
+                    "timeline: subtree minimum"
+                );
+                a = an.parent;
+            }
+        }
+    }
+
+    /// The in-order predecessor (`before`) or successor of `n` found through the tree: the
+    /// extreme node of the child subtree on that side, else the nearest ancestor on it.
+    fn in_order(&self, n: u32, before: bool) -> u32 {
+        let side = |x: u32, before: bool| {
+            let r = &self.rows[x as usize];
+            if before {
+                r.left
+            } else {
+                r.right
+            }
+        };
+        let c = side(n, before);
+        if c != NIL {
+            let mut c = c;
+            while side(c, !before) != NIL {
+                c = side(c, !before);
+            }
+            return c;
+        }
+        let mut c = n;
+        loop {
+            let p = self.rows[c as usize].parent;
+            if p == NIL || side(p, !before) == c {
+                return p;
+            }
+            c = p;
+        }
+    }
+
+    /// The subtree minimum of `n` recomputed from its own key and its children's minima
+    /// (what [`Nodes::pull`] would store).
+    fn subtree_min(&self, n: u32) -> (Key, u32) {
+        let node = &self.rows[n as usize];
+        let mut m = (node.aux, n);
+        for c in [node.left, node.right] {
+            if c != NIL {
+                let cn = &self.rows[c as usize];
+                if cn.min_aux < m.0 {
+                    m = (cn.min_aux, cn.min_id);
+                }
+            }
+        }
+        m
     }
 }
 
@@ -516,6 +694,9 @@ mod tests {
                 oracle.insert(i, (key, aux, id));
                 tl.insert(&mut nodes, id, key, aux);
             }
+            // Every step where it changed, and now and then all of it.
+            nodes.check_touched();
+            tl.check_ends(&nodes);
             if step % 97 == 0 {
                 tl.check(&nodes);
             }
