@@ -52,6 +52,15 @@ __all__ = [
 ]
 
 
+# How to install LISA: lisa-linux 3.1.0 alone fails (nest_asyncio is missing from its
+# requirements, and NumPy 2 has no np.NaN); the pins are scripts/install-lisa.sh's and the
+# README's, the versions tested.
+_LISA_PIP = 'pip install lisa-linux==3.1.0 "numpy<2" "pyarrow<16" "pandas<2.2" nest_asyncio'
+
+# The first bytes of a trace.dat (trace-cmd.dat(5)).
+_DAT_MAGIC = b"\x17\x08\x44"
+
+
 def _pandas():
     try:
         import pandas
@@ -231,20 +240,30 @@ class Results:
 
         Needs ``trace=PATH`` in :func:`run` and LISA (``lisa-linux``) importable; keyword
         arguments go to ``Trace`` (``normalize_time`` defaults to False, so times are the
-        trace's).
+        trace's: the simulated time plus 1 ns). A text trace (whatever its name) is read
+        with LISA's human-readable parser told how ftrace's ``print`` lines read, so that
+        rt-app's own lines become LISA's ``userspace@rtapp_*`` events (``ana.rta``); a
+        trace.dat is read through trace-cmd. ``parser=`` overrides the choice.
         """
         if self.trace_path is None:
             raise ValueError("this run wrote no trace: run it with trace='run.txt'")
         try:
             from lisa.platforms.platinfo import PlatformInfo
-            from lisa.trace import Trace
+            from lisa.trace import HRTxtTraceParser, PrintTxtEventParser, Trace, TxtTraceParser
         except ImportError as e:
-            raise ImportError(
-                "Results.lisa_trace() needs LISA (pip install lisa-linux): " + str(e)
-            ) from e
+            raise ImportError(f"Results.lisa_trace() needs LISA ({_LISA_PIP}): {e}") from e
         stem = self.trace_path.stem
         yml = self.trace_path.with_name(f"{stem}.plat_info.yml")
         kwargs.setdefault("normalize_time", False)
+        if "parser" not in kwargs:
+            with open(self.trace_path, "rb") as f:
+                dat = f.read(3) == _DAT_MAGIC
+            # (LISA would choose by the name: .txt is text, anything else a trace.dat.)
+            if dat:
+                kwargs["parser"] = TxtTraceParser.from_dat
+            else:
+                prints = PrintTxtEventParser(event="print", func_field="ip", content_field="buf")
+                kwargs["parser"] = HRTxtTraceParser.from_txt_file(event_parsers=[prints])
         return Trace(
             str(self.trace_path), plat_info=PlatformInfo.from_yaml_map(str(yml)), **kwargs
         )
@@ -550,7 +569,7 @@ class Platform(dict):
             from lisa.platforms.platinfo import PlatformInfo
         except ImportError as e:
             raise ImportError(
-                "Platform.plat_info() needs LISA (pip install lisa-linux): " + str(e)
+                f"Platform.plat_info() needs LISA ({_LISA_PIP}): {e}"
             ) from e
         import tempfile
 
