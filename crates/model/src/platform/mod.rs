@@ -91,7 +91,8 @@ pub struct FreqDomain {
     /// (intel_cpufreq, acpi-cpufreq) `cpufreq_this_cpu_can_update()` is false on a CPU outside
     /// the policy, and the governors ignore a `cpufreq_update_util()` made there for this
     /// policy's rqs (a remote enqueue, the nohz idle balancer's blocked-load update).
-    #[serde(default = "default_true")]
+    /// Written out only when unset, so a platform that does not say stays as it was.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub dvfs_possible_from_any_cpu: bool,
     /// Idle states of the cluster these CPUs form (shallowest first).
     #[serde(default)]
@@ -167,6 +168,10 @@ pub struct Platform {
 
 fn default_true() -> bool {
     true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Platform {
