@@ -532,11 +532,12 @@ fn choice(default: &str, names: &[&str], meaning: &str) -> (String, &'static str
     )
 }
 
-/// Every switch `--set` takes, with its default (mainline v6.1 on juno-r0), type, values and
-/// meaning: the one list `schedlab switches` prints and the README's table is checked against.
-pub fn switches() -> Vec<SwitchInfo> {
-    let d = Variant::default();
-    let mut out: Vec<(String, (String, &'static str, String, String))> = vec![
+/// A switch's key and its default, type, values and meaning.
+type SwitchRow = (String, (String, &'static str, String, String));
+
+/// The switches that choose a mechanism, and the governor's start.
+fn choice_switches(d: &Variant) -> Vec<SwitchRow> {
+    let mut out: Vec<SwitchRow> = vec![
         (
             GOVERNOR_KEY.into(),
             choice(
@@ -622,6 +623,11 @@ pub fn switches() -> Vec<SwitchInfo> {
                 .into(),
         ),
     ));
+    out
+}
+
+/// The governors' tunables, the uclamp sysctls and the cgroup files.
+fn file_switches(d: &Variant, out: &mut Vec<SwitchRow>) {
     for k in Tunables::KEYS {
         out.push((
             format!("cpufreq.{k}"),
@@ -676,6 +682,10 @@ pub fn switches() -> Vec<SwitchInfo> {
             (default.into(), "string", range.into(), meaning.into()),
         ));
     }
+}
+
+/// The knobs, and the platform's cost and memory fields.
+fn knob_switches(d: &Variant, out: &mut Vec<SwitchRow>) {
     for k in KNOBS {
         let (kind, range) = match k.kind {
             Kind::Bool => ("bool", "true, false".to_string()),
@@ -700,6 +710,15 @@ pub fn switches() -> Vec<SwitchInfo> {
             ));
         }
     }
+}
+
+/// Every switch `--set` takes, with its default (mainline v6.1 on juno-r0), type, values and
+/// meaning: the one list `schedlab switches` prints and the README's table is checked against.
+pub fn switches() -> Vec<SwitchInfo> {
+    let d = Variant::default();
+    let mut out = choice_switches(&d);
+    file_switches(&d, &mut out);
+    knob_switches(&d, &mut out);
     out.into_iter()
         .map(|(key, (default, kind, range, meaning))| SwitchInfo {
             key,
