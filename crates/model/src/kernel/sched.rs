@@ -10,6 +10,7 @@ use super::sched_cpufreq::CpuTimesAcc;
 use super::uclamp::{RqUclamp, TaskUclamp};
 use crate::workload::{CpuSet, Policy, Thread};
 use schedlab_base::LatencyHistogram;
+use std::fmt;
 
 pub type TaskId = usize;
 
@@ -372,5 +373,39 @@ mod tests {
         }
         assert_eq!(r.per_cpu(), vec![(0, 11), (3, 17), (200, 10)]);
         assert_eq!(CpuRuntime::default().per_cpu(), vec![]);
+    }
+}
+
+/// Error numbers the scheduler's user interfaces return, by name.
+#[allow(clippy::upper_case_acronyms)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Errno {
+    EPERM,
+    /// No such file: the root cgroup has no `cpu.uclamp.*`.
+    ENOENT,
+    ESRCH,
+    E2BIG,
+    EINVAL,
+    ERANGE,
+    EOPNOTSUPP,
+}
+
+impl Errno {
+    pub fn name(self) -> &'static str {
+        match self {
+            Errno::EPERM => "EPERM",
+            Errno::ENOENT => "ENOENT",
+            Errno::ESRCH => "ESRCH",
+            Errno::E2BIG => "E2BIG",
+            Errno::EINVAL => "EINVAL",
+            Errno::ERANGE => "ERANGE",
+            Errno::EOPNOTSUPP => "EOPNOTSUPP",
+        }
+    }
+}
+
+impl fmt::Display for Errno {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }

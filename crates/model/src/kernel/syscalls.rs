@@ -8,14 +8,16 @@ use super::core::{dl_entity, split_priority, task_ref, AdminRecord, Event, Kerne
 use super::fair::{LoadWeight, QueueFlags};
 use super::futex::Outcome;
 use super::pipe::SendOutcome;
+use super::sched::Errno;
 use super::sched::{Activity, Class, Task, TaskId, TaskState};
-use super::uclamp::{
-    apply_setattr_uclamp, setattr_syscall_checks, sync_rt_default, validate_setattr, Errno,
-    SchedAttr, SetattrConfig, SetattrTask, SCHED_ATTR_SIZE_VER1, SCHED_ATTR_SIZE_VER2, SCHED_BATCH,
-    SCHED_DEADLINE, SCHED_FIFO, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_KEEP_PARAMS,
-    SCHED_FLAG_LATENCY_NICE, SCHED_FLAG_RESET_ON_FORK, SCHED_FLAG_UTIL_CLAMP,
-    SCHED_FLAG_UTIL_CLAMP_MAX, SCHED_FLAG_UTIL_CLAMP_MIN, SCHED_IDLE, SCHED_NORMAL, SCHED_RR,
+use super::setattr::{
+    setattr_syscall_checks, validate_setattr, SchedAttr, SetattrConfig, SetattrTask,
+    SCHED_ATTR_SIZE_VER1, SCHED_ATTR_SIZE_VER2, SCHED_BATCH, SCHED_DEADLINE, SCHED_FIFO,
+    SCHED_FLAG_KEEP_ALL, SCHED_FLAG_KEEP_PARAMS, SCHED_FLAG_LATENCY_NICE, SCHED_FLAG_RESET_ON_FORK,
+    SCHED_FLAG_UTIL_CLAMP, SCHED_FLAG_UTIL_CLAMP_MAX, SCHED_FLAG_UTIL_CLAMP_MIN, SCHED_IDLE,
+    SCHED_NORMAL, SCHED_RR,
 };
+use super::uclamp::{apply_setattr_uclamp, sync_rt_default};
 use super::variant::AdminTarget;
 use super::variant::LatencyNice;
 use crate::kernel::tracepoint::TraceEvent;
