@@ -6,6 +6,7 @@
 use super::core::{Event, Kernel};
 use super::cpuidle::{cluster_state, IdleInput};
 use crate::kernel::tracepoint::{TraceEvent, PWR_EVENT_EXIT};
+use crate::machine;
 use schedlab_base::sim::{EventQueue, Time};
 
 /// `KTIME_MAX`: the sleep length of a CPU without timers.
@@ -175,7 +176,7 @@ impl Kernel {
         // The exit starts when the interrupt that brought the task arrives (an IPI may
         // still be on its way).
         let start = now.max(rq.irq_arrival);
-        let until = start + self.idle_exit_latency_ns(cpu);
+        let until = start + machine::idle_exit(self.idle_exit_latency_ns(cpu)).wall_ns;
         self.cpuidle[cpu].exiting = Some((start, until));
         if until == now {
             return false;

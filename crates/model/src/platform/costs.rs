@@ -1,6 +1,7 @@
 //! The machine's time: what the kernel paths the model runs cost the CPU that runs them
 //! (a platform file's `[costs]` table), and the memory hierarchy a task's working set is
-//! refilled from (`[memory]`).
+//! refilled from (`[memory]`). These are the parameters; the rules that apply them, path by
+//! path, with who pays, are `machine.rs`.
 //!
 //! Costs are **work**, in ns of CPU time on a CPU of capacity 1024 at its highest OPP (the
 //! unit of rt-app's `run`): the kernel executes them at the CPU's current capacity, so the
@@ -123,20 +124,6 @@ pub struct Memory {
 /// task → its entity → its stack…), so each pays the miss latency; the user data the task
 /// then touches is its working set, refilled at the memory's bandwidth.
 pub const TASK_STATE_LINES: u64 = 74;
-
-/// Where a task switched in on a CPU finds what it had in the caches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Resume {
-    /// Its first run: a cold start, not a refill.
-    First,
-    /// On the CPU it last ran on, after `others` bytes were touched on that CPU since and
-    /// `llc_others` in its LLC (by all of the LLC's CPUs, these included).
-    SameCpu { others: u64, llc_others: u64 },
-    /// Moved to another CPU of its LLC, after `llc_others` bytes were touched in the LLC.
-    SameLlc { llc_others: u64 },
-    /// Moved across LLCs, to a CPU `distance` away from its old one's node (10 local).
-    OtherLlc { distance: u32 },
-}
 
 /// A key of `[costs]` or `[memory]` as `--set cost.<name>` / `memory.<name>` and
 /// `schedlab switches` show it.
@@ -426,50 +413,6 @@ impl Memory {
             dram_mb_s: 3_000,
             llc_latency_ns: 20,
             dram_latency_ns: 150,
-        }
-    }
-
-    /// Wall time to refill `bytes` at `mb_s`.
-    pub fn refill_ns(bytes: u64, mb_s: u64) -> u64 {
-        // 1 MB/s = 1 byte per µs = 1 byte per 1000 ns.
-        bytes.saturating_mul(1000) / mb_s.max(1)
-    }
-
-    /// What a task touches on its CPU at a switch-in: its working set and its kernel state.
-    pub fn footprint(ws: u64) -> u64 {
-        ws.saturating_add(TASK_STATE_LINES * 64)
-    }
-
-    /// Wall time a task with working set `ws` spends, switched in after `resume`, refilling
-    /// what it lost: of its working set, what was touched on its CPU since (or all of the
-    /// private cache's share after a move in the LLC, the LLC's share after a move across
-    /// LLCs) at the bandwidth; of its kernel state as much, one miss latency per line. Both
-    /// come from the LLC, or from memory once more than the LLC holds was touched in it
-    /// since, or after a move across LLCs.
-    pub fn cache_refill_ns(&self, ws: u64, resume: Resume) -> u64 {
-        let (private, llc) = (self.private_kib * 1024, self.llc_kib * 1024);
-        let state = TASK_STATE_LINES * 64;
-        let evicted = |llc_others: u64| (llc_others > llc).then_some(10);
-        let (ws_lost, state_lost, distance) = match resume {
-            Resume::First => return 0,
-            Resume::SameCpu { others, llc_others } => (
-                ws.min(private).min(others),
-                state.min(others),
-                evicted(llc_others),
-            ),
-            Resume::SameLlc { llc_others } => (ws.min(private), state, evicted(llc_others)),
-            Resume::OtherLlc { distance } => (ws.min(llc), state, Some(distance.max(10))),
-        };
-        let lines = state_lost.div_ceil(64);
-        match distance {
-            None => Memory::refill_ns(ws_lost, self.llc_mb_s)
-                .saturating_add(lines.saturating_mul(self.llc_latency_ns)),
-            Some(d) => {
-                let d = u64::from(d);
-                let latency = self.dram_latency_ns.saturating_mul(d) / 10;
-                Memory::refill_ns(ws_lost, self.dram_mb_s.saturating_mul(10) / d)
-                    .saturating_add(lines.saturating_mul(latency))
-            }
         }
     }
 }
