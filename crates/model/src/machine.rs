@@ -23,7 +23,6 @@
 //! | a system call that does not block | [`syscall`] | running (the task) | work |
 //! | a channel read or write (pipe, unix, UDP, TCP, loopback softirq, copy) | [`channel_op`] | running (the task) | work |
 //! | schedutil's kthread / a dbs governor's work | [`cpufreq_work`] | deferred (no CPU) | wall |
-//! | a load-balance pass over a domain | [`balance_pass`] | running (the balancing CPU) | work |
 //! | leaving an idle state | [`idle_exit`] | running (the woken CPU) | wall |
 
 use crate::platform::{Costs, Memory, SCHED_CAPACITY_SCALE, TASK_STATE_LINES};
@@ -362,6 +361,13 @@ pub fn channel_op(c: &Costs, kind: ChannelKind, send: bool, bytes: u64) -> Charg
         ChannelKind::Futex => c.syscall_ns,
     };
     Charge::work(Payer::Running, ns)
+}
+
+/// The delay from schedutil queueing its kthread's work (drivers without fast switch), or
+/// a dbs governor queueing its work, to that work setting the frequency.
+#[inline]
+pub fn cpufreq_work(c: &Costs) -> Charge {
+    Charge::wall(Payer::Deferred, c.cpufreq_work_ns)
 }
 
 /// Leaving an idle state whose exit latency is `exit_latency_ns` (the deeper of the CPU's

@@ -83,6 +83,9 @@ pub struct Costs {
     /// `rq->uclamp[].bucket[]` and `p->uclamp[]` it takes, which wait on memory whatever the
     /// core and its frequency.
     pub uclamp_rq_op_ns: u64,
+    /// Wall time from schedutil queueing its kthread's work (drivers without fast switch), or
+    /// a dbs governor queueing its work, to that work setting the frequency.
+    pub cpufreq_work_ns: u64,
     #[serde(flatten)]
     pub ipc: IpcCosts,
 }
@@ -201,6 +204,11 @@ pub const COST_FIELDS: &[MachineField] = &[
         0,
         "one uclamp fast-path bucket operation while the static key is on, wall time (seeds 000, 001)",
     ),
+    field(
+        "cpufreq_work_ns",
+        0,
+        "delay of schedutil's kthread / a dbs governor's work, wall time",
+    ),
     field("pipe_op_ns", 1, "one pipe read or write"),
     field("unix_op_ns", 1, "one AF_UNIX stream read or write"),
     field(
@@ -274,6 +282,10 @@ pub struct PathCycles {
 /// Juno A57 (Qais: 16.1762 µs/op compiled out, 17.12574 µs/op compiled in, 0.949 µs per round
 /// trip over its 8 bucket operations).
 const UCLAMP_RQ_OP_NS: u64 = 119;
+
+/// Wall time from cpufreq work being queued to it setting the frequency: the kthread's or
+/// kworker's wake-up and switch-in on a CPU of the policy, 50 µs on any core.
+const CPUFREQ_WORK_NS: u64 = 50_000;
 
 /// The relative sizes follow the code each path runs (functions called, loops, locks, the
 /// cache lines touched): interrupt entry/exit ≈ hrtimer expiry ≈ 0.55 of a context switch;
@@ -360,6 +372,7 @@ impl Costs {
             ipi_latency_ns: if per_cycle >= 2.5 { 500 } else { 1_000 },
             lb_cpu_ns: ns(c.lb_cpu),
             uclamp_rq_op_ns: UCLAMP_RQ_OP_NS,
+            cpufreq_work_ns: CPUFREQ_WORK_NS,
             ipc: IpcCosts::for_scale(|cycles| ns(cycles).max(1)),
         }
     }
