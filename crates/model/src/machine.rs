@@ -23,6 +23,7 @@
 //! | a system call that does not block | [`syscall`] | running (the task) | work |
 //! | a channel read or write (pipe, unix, UDP, TCP, loopback softirq, copy) | [`channel_op`] | running (the task) | work |
 //! | schedutil's kthread / a dbs governor's work | [`cpufreq_work`] | deferred (no CPU) | wall |
+//! | a load-balance pass over a domain | [`balance_pass`] | running (the balancing CPU) | work |
 //! | leaving an idle state | [`idle_exit`] | running (the woken CPU) | wall |
 
 use crate::platform::{Costs, Memory, SCHED_CAPACITY_SCALE, TASK_STATE_LINES};
@@ -368,6 +369,13 @@ pub fn channel_op(c: &Costs, kind: ChannelKind, send: bool, bytes: u64) -> Charg
 #[inline]
 pub fn cpufreq_work(c: &Costs) -> Charge {
     Charge::wall(Payer::Deferred, c.cpufreq_work_ns)
+}
+
+/// A load-balance pass over a domain of `cpus` CPUs (`update_sg_lb_stats` per CPU), on the
+/// balancing CPU (in its softirq).
+#[inline]
+pub fn balance_pass(c: &Costs, cpus: u64) -> Charge {
+    Charge::work(Payer::Running, c.lb_cpu_ns * cpus)
 }
 
 /// Leaving an idle state whose exit latency is `exit_latency_ns` (the deeper of the CPU's
