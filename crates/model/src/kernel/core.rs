@@ -702,15 +702,16 @@ impl Kernel {
     ) {
         self.update_rq_clock(cpu, now);
         let levels = self.queue_levels(t);
-        let before = self.rqs[cpu].uclamp.ops.total();
+        let mut ops = 0;
         if self.uclamp_enabled(t) {
             // uclamp_rq_inc() before the class enqueue.
             let ctx = self.uclamp_ctx(t);
+            let before = self.rqs[cpu].uclamp.ops.total();
             self.rqs[cpu]
                 .uclamp
                 .inc(&mut self.tasks[t].uclamp, ctx, &self.uclamp);
+            ops = self.rqs[cpu].uclamp.ops.total() - before;
         }
-        let ops = self.rqs[cpu].uclamp.ops.total() - before;
         self.pay(payer, machine::queue_op(&self.costs, levels, ops));
         self.checks.task(t);
         self.checks.cpu(cpu);
@@ -783,11 +784,12 @@ impl Kernel {
     ) {
         self.update_rq_clock(cpu, now);
         let levels = self.queue_levels(t);
-        let before = self.rqs[cpu].uclamp.ops.total();
+        let mut ops = 0;
         if self.uclamp_enabled(t) {
+            let before = self.rqs[cpu].uclamp.ops.total();
             self.rqs[cpu].uclamp.dec(&mut self.tasks[t].uclamp);
+            ops = self.rqs[cpu].uclamp.ops.total() - before;
         }
-        let ops = self.rqs[cpu].uclamp.ops.total() - before;
         self.pay(cpu, machine::queue_op(&self.costs, levels, ops));
         self.checks.task(t);
         self.checks.cpu(cpu);

@@ -7,7 +7,7 @@
 //! unit of rt-app's `run`): the kernel executes them at the CPU's current capacity, so the
 //! same path takes longer on a LITTLE core and at a low OPP, as on the hardware. Only
 //! `ipi_latency_ns` (the interrupt controller delivering an IPI), `uclamp_rq_op_ns` (cache
-//! misses) and the memory bandwidths are wall time.
+//! misses), `cpufreq_work_ns` (a delay) and the memory bandwidths are wall time.
 //!
 //! A platform file may leave any key out; it then comes from [`Costs::for_uarch`]: the cycles
 //! each path takes on a Cortex-A53 ([`A53_CYCLES`]) over the CPU's work per cycle relative to
