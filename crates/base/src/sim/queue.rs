@@ -66,8 +66,23 @@ impl<E> EventQueue<E> {
             "event scheduled in the past: {time} < {}",
             self.now
         );
+        let seq = self.reserve_seq();
+        self.schedule_at_seq(time, seq, event);
+    }
+
+    /// Take the sequence number the next `schedule` would take, for an event the model
+    /// queues later with [`EventQueue::schedule_at_seq`] (a completion it postpones without
+    /// queueing it again), so that it sorts where it would have sorted.
+    #[inline]
+    pub fn reserve_seq(&mut self) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        seq
+    }
+
+    /// Schedule `event` at `time` with `seq`, a number [`EventQueue::reserve_seq`] gave.
+    pub fn schedule_at_seq(&mut self, time: Time, seq: u64, event: E) {
+        debug_assert!(seq < self.next_seq, "sequence {seq} was not reserved");
         let entry = Entry {
             time: time.max(self.now),
             seq,

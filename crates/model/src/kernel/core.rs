@@ -279,6 +279,8 @@ impl Kernel {
                     tick_gen: 0,
                     tick_on: false,
                     work_gen: 0,
+                    work_queued: None,
+                    work_due: (0, 0),
                     progress_ts: 0,
                     kernel_work: 0,
                     irq_arrival: 0,
@@ -1238,11 +1240,18 @@ impl Kernel {
         rq.progress_ts = now;
     }
 
-    /// Schedule the completion of the running task's current activity.
+    /// Schedule the completion of the running task's current activity. A completion that
+    /// moves later (the tick's or an interrupt's work charged to the task) keeps the event
+    /// already queued: it fires early and is queued again at the completion, with the
+    /// sequence number reserved here, so events run in the same order as with a new event
+    /// per arm, without one stale event per tick.
     pub(super) fn arm_work(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         let rq = &mut self.rqs[cpu];
-        rq.work_gen += 1;
-        let Some(t) = rq.curr else { return };
+        let Some(t) = rq.curr else {
+            rq.work_gen += 1;
+            rq.work_queued = None;
+            return;
+        };
         let mut start = rq.progress_ts.max(now);
         // The running task pays for the kernel work done on its behalf (the system call's
         // wake-ups, an interrupt), unless a switch is due at once (that switch charges it).
@@ -1256,13 +1265,16 @@ impl Kernel {
             Activity::Work(w) => start + w.div_ceil(rq.capacity_cur.max(1)),
             Activity::Until(u) => u.max(start),
         };
-        q.schedule(
-            done,
-            Event::WorkDone {
-                cpu,
-                gen: rq.work_gen,
-            },
-        );
+        let seq = q.reserve_seq();
+        let rq = &mut self.rqs[cpu];
+        rq.work_due = (done, seq);
+        if rq.work_queued.is_some_and(|at| at < done) {
+            return;
+        }
+        rq.work_gen += 1;
+        rq.work_queued = Some(done);
+        let gen = rq.work_gen;
+        q.schedule_at_seq(done, seq, Event::WorkDone { cpu, gen });
     }
 
     /// The CPU turns busy or idle: its residency, and its cluster's.
@@ -2059,9 +2071,19 @@ impl Model for Kernel {
                 q.schedule(now + self.variant.tick_ns(), Event::Tick { cpu, gen });
             }
             Event::WorkDone { cpu, gen } => {
-                if gen != self.rqs[cpu].work_gen {
+                let rq = &mut self.rqs[cpu];
+                if gen != rq.work_gen {
                     return false;
                 }
+                let (due, seq) = rq.work_due;
+                if due > now {
+                    // Postponed since it was queued: queued again, as stale as the event
+                    // a new arm would have left behind.
+                    rq.work_queued = Some(due);
+                    q.schedule_at_seq(due, seq, Event::WorkDone { cpu, gen });
+                    return false;
+                }
+                rq.work_queued = None;
                 self.account_progress(cpu, now);
                 if let Some(t) = self.rqs[cpu].curr {
                     let finished = match self.tasks[t].activity {
