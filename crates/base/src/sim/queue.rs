@@ -235,6 +235,17 @@ mod tests {
     }
 
     #[test]
+    fn an_event_queued_later_with_a_reserved_sequence_sorts_where_it_was_reserved() {
+        let mut q = EventQueue::new();
+        let seq = q.reserve_seq();
+        q.schedule(10, 'b');
+        q.schedule_at_seq(10, seq, 'a');
+        q.schedule(10, 'c');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop_before(100).map(|(_, e)| e)).collect();
+        assert_eq!(order, ['a', 'b', 'c']);
+    }
+
+    #[test]
     fn pop_before_respects_the_horizon() {
         let mut q = EventQueue::new();
         q.schedule(10, 1);
