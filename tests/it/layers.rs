@@ -10,6 +10,7 @@ const LAYERS: &[(&str, &str)] = &[
     ("schedlab-model", "crates/model"),
     ("schedlab-trace", "crates/trace"),
     ("schedlab", "crates/schedlab"),
+    ("schedlab-host", "crates/host"),
     ("schedlab-cli", "."),
     ("schedlab-python", "python"),
 ];

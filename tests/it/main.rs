@@ -15,6 +15,7 @@ mod experiment;
 mod frequency;
 mod generators;
 mod group_sched;
+mod host;
 mod hrtimer;
 mod invariants;
 mod latency_nice;

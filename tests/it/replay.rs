@@ -734,3 +734,32 @@ fn a_cost_set_moves_the_simulation_and_the_extraction_alike() {
         "{mismatched} vs {own}"
     );
 }
+
+/// Every trace `schedlab host record` recorded on a real machine (tests/data/host-traces:
+/// rt-app, hackbench, perf bench sched pipe and cyclictest on the project's VM, each with
+/// its platform beside it) extracts and replays without error.
+#[test]
+fn recorded_host_traces_extract_and_replay() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/host-traces");
+    let mut traces: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    traces.sort();
+    assert!(traces.len() >= 4, "{traces:?}");
+    for trace in &traces {
+        let platform = trace.with_extension("platform.toml");
+        assert!(
+            platform.exists(),
+            "{} beside {}",
+            platform.display(),
+            trace.display()
+        );
+        let (t, p) = (trace.to_str().unwrap(), platform.to_str().unwrap());
+        let (code, err) = cli(&["gen", "from-trace", t, "--trace-platform", p]);
+        assert_eq!(code, 0, "gen from-trace {t}: {err}");
+        let (code, err) = cli(&["replay", t, "--trace-platform", p]);
+        assert_eq!(code, 0, "replay {t}: {err}");
+    }
+}

@@ -692,12 +692,19 @@ pub fn switches() -> Vec<SwitchInfo> {
 }
 
 impl Variant {
-    /// The defaults on `platform`: its CONFIG_HZ if it sets one (rk3399: 100).
+    /// The defaults on `platform`: its CONFIG_HZ if it sets one (rk3399: 100), then the
+    /// switches of its `[kernel]` table (a host's `variant.fair = "eevdf"`).
     pub fn for_platform(platform: &Platform) -> Variant {
-        Variant {
+        let mut v = Variant {
             hz: platform.hz.unwrap_or(Variant::default().hz),
             ..Variant::default()
+        };
+        for (key, value) in &platform.kernel {
+            // Each was checked when the platform file was read (`platform/file.rs`); one
+            // that a platform built in code got wrong leaves the default.
+            let _ = v.set(key, value, "the platform's [kernel]");
         }
+        v
     }
 
     /// Apply `KEY=VALUE`; `source` names where it came from (`--set`, a file) for errors.

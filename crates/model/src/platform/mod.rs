@@ -17,6 +17,7 @@ pub use presets::{preset, preset_names};
 
 use schedlab_base::error::InputError;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// `SCHED_CAPACITY_SCALE`: the biggest CPU at its highest OPP.
@@ -135,6 +136,12 @@ pub struct Platform {
     pub costs: Costs,
     /// The memory hierarchy working sets are refilled from (`[memory]`).
     pub memory: Memory,
+    /// The kernel the platform runs, as `--set` switches (`[kernel]`: `variant.fair =
+    /// "eevdf"` for a v6.6+ kernel, `config.UCLAMP_TASK = false`, a tunable): the
+    /// platform's defaults (`Variant::for_platform`), which an experiment's `[set]` and the
+    /// command line's `--set` override. By key; checked when the file is read.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kernel: BTreeMap<String, String>,
 }
 
 fn default_true() -> bool {
@@ -241,6 +248,14 @@ impl Platform {
             "no (arch_scale_freq_capacity() is always 1024)"
         };
         let _ = writeln!(out, "Frequency invariance: {invariance}");
+        if !self.kernel.is_empty() {
+            let switches: Vec<String> = self
+                .kernel
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let _ = writeln!(out, "Kernel defaults: {}", switches.join(" "));
+        }
 
         let uarch_width = self
             .cpus
