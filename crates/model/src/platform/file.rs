@@ -366,10 +366,15 @@ fn domain(at: &At, with_cpus: bool) -> Result<FreqDomain, InputError> {
         "transition_delay_us",
         "fast_switch",
         "freq_table",
+        "dvfs_possible_from_any_cpu",
         "cluster_idle_states",
         "cpus",
     ];
-    let keys = if with_cpus { KEYS } else { &KEYS[..6] };
+    let keys = if with_cpus {
+        KEYS
+    } else {
+        &KEYS[..KEYS.len() - 1]
+    };
     let t = at.table(keys, "of a cpufreq policy's fields")?;
     let cpus = if with_cpus {
         t.req("cpus", DOMAIN_CPUS)?
@@ -396,6 +401,7 @@ fn domain(at: &At, with_cpus: bool) -> Result<FreqDomain, InputError> {
         transition_delay_us,
         fast_switch: flag("fast_switch")?,
         freq_table: flag("freq_table")?,
+        dvfs_possible_from_any_cpu: flag("dvfs_possible_from_any_cpu")?,
         cluster_idle_states,
     })
 }
@@ -422,6 +428,7 @@ fn idle_state(at: &At) -> Result<IdleState, InputError> {
             "exit_latency_ns",
             "target_residency_ns",
             "polling",
+            "typical_exit_ns",
         ],
         "of an idle state's fields",
     )?;
@@ -434,6 +441,9 @@ fn idle_state(at: &At) -> Result<IdleState, InputError> {
             .get("target_residency_ns")
             .map_or(Ok(exit_latency_ns), |at| at.int(RESIDENCY))?,
         polling: t.get("polling").map_or(Ok(false), |at| at.bool(BOOL))?,
+        typical_exit_ns: optional(&t, "typical_exit_ns")
+            .map(|at| at.int(EXIT_LATENCY))
+            .transpose()?,
     })
 }
 
@@ -808,6 +818,19 @@ fn validate_idle_states(states: &[IdleState], place: &str, file: &str) -> Result
             ));
         }
         check_power(state.power_mw, at("power_mw"), file)?;
+        if let Some(typical) = state.typical_exit_ns {
+            if typical > state.exit_latency_ns {
+                return Err(InputError::new(
+                    file,
+                    at("typical_exit_ns"),
+                    format!(
+                        "at most the state's exit_latency_ns, {} (the worst case)",
+                        state.exit_latency_ns
+                    ),
+                    typical.to_string(),
+                ));
+            }
+        }
         if let Some(prev) = k.checked_sub(1).map(|j| &states[j]) {
             if state.exit_latency_ns < prev.exit_latency_ns {
                 return Err(InputError::new(

@@ -230,7 +230,7 @@ fn rows(p: &Platform, c: &Costs, m: &Memory, cases: &Memory, cpu: usize) -> Vec<
         r.push(row(
             "idle_exit",
             format!("from {}", s.name),
-            machine::idle_exit(s.exit_latency_ns),
+            machine::idle_exit(s.exit_paid_ns()),
         ));
     }
     r
@@ -311,7 +311,7 @@ fn wakeups(p: &Platform, c: &Costs, m: &Memory, cpu: usize) -> Vec<Steps> {
     let scan = machine::placement_scan(placement, || llc);
     let exit = p.cpus[cpu].idle_states.first();
     let exit_case = exit.map_or("no idle state".to_string(), |s| format!("from {}", s.name));
-    let exit = machine::idle_exit(exit.map_or(0, |s| s.exit_latency_ns));
+    let exit = machine::idle_exit(exit.map_or(0, |s| s.exit_paid_ns()));
     let ws = DEFAULT_WORKING_SET;
     let switch_in = |levels: u64, resume: Resume, refill_case: &str| {
         let mut s = vec![
