@@ -97,11 +97,18 @@ impl RtRq {
     }
 
     /// Queued tasks other than `except`, highest priority first (for pulling).
+    /// The levels come from the bitmap (`sched_find_first_bit` and on), not a walk of all 100.
     pub fn waiting(&self, except: Option<TaskId>) -> impl Iterator<Item = TaskId> + '_ {
-        self.queues
-            .iter()
-            .flat_map(|q| q.iter().copied())
-            .filter(move |&t| Some(t) != except)
+        let mut levels = self.bitmap;
+        std::iter::from_fn(move || {
+            (levels != 0).then(|| {
+                let prio = levels.trailing_zeros() as usize;
+                levels &= levels - 1;
+                prio
+            })
+        })
+        .flat_map(|prio| self.queues[prio].iter().copied())
+        .filter(move |&t| Some(t) != except)
     }
 }
 

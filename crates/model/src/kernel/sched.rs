@@ -302,6 +302,12 @@ pub struct Rq {
     pub tick_on: bool,
     /// Generation of the running task's completion event.
     pub work_gen: u64,
+    /// The time the queued completion event of `work_gen` fires at, while it is queued (an
+    /// arm that moves the completion later keeps that event: it fires, then is queued
+    /// again at `work_due`).
+    pub work_queued: Option<u64>,
+    /// The running task's completion: its time and the event sequence number reserved for it.
+    pub work_due: (u64, u64),
     /// From when the running task's work progresses (after the context-switch cost); work
     /// before this instant has been accounted.
     pub progress_ts: u64,
