@@ -8,23 +8,22 @@
 //! so a wakeup that preempts takes effect at the same nanosecond (an IPI without delay).
 
 use super::cgroup::{Cgroups, ROOT};
-use super::cpufreq::{uclamp_rq_util_with, CpuUtil, Cpufreq, Env, GovernorKind, Policies};
-use super::cpuidle::{CpuidleDevice, Residency};
+use super::cpufreq::{uclamp_rq_util_with, CpuUtil, Cpufreq};
+use super::cpuidle::CpuidleDevice;
 use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
 use super::fair_balance::Balance;
-use super::futex::{Barrier, Cond, Futexes, Mutex};
+use super::futex::Futexes;
 use super::hrtimer::HrtimerBases;
 use super::invariants::Checks;
-use super::pelt::{self, PeltClock, SchedAvg};
+use super::pelt::{self, SchedAvg};
 use super::pipe::Channels;
 use super::pm_qos::CpuLatencyQos;
-use super::rt::{RtBandwidth, RtRq};
+use super::rt::RtBandwidth;
 use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
-use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
+use super::sched_cpufreq::SCHED_CPUFREQ_IOWAIT;
 use super::uclamp::{
-    eff_value, uclamp_fork, uclamp_post_fork, ClampId, RqUclamp, TaskCtx, TaskUclamp, UclampConfig,
-    UclampSys,
+    eff_value, uclamp_fork, uclamp_post_fork, ClampId, TaskCtx, TaskUclamp, UclampSys,
 };
 use super::variant::{UpdateSites, Variant};
 use crate::kernel::tracepoint::{
@@ -35,7 +34,6 @@ use crate::platform::{Costs, Memory, Platform, SCHED_CAPACITY_SCALE};
 use crate::workload::{
     CpuSet, LoopRecord, Policy, RtappLogs, SchedParams, Thread, UserSpace, Workload,
 };
-use schedlab_base::error::InputError;
 use schedlab_base::sim::{EventQueue, Model, SimRng, Time};
 
 /// The engine's events.
@@ -82,7 +80,7 @@ const RTAPP_COMM: &str = "rt-app";
 const BLOCKED_UPDATE_PERIOD_NS: u64 = pelt::LOAD_AVG_PERIOD * 1_000_000;
 
 /// The first pid given to a workload thread (below are the kernel's own threads).
-const FIRST_PID: u32 = 1000;
+pub(super) const FIRST_PID: u32 = 1000;
 
 /// rt-app's main process as its own trace_marker lines name it: it is not simulated (it only
 /// creates the threads and waits), so it writes on CPU 0 as a pid just below its threads'.
@@ -125,7 +123,7 @@ pub struct Kernel {
     pub tasks: Vec<Task>,
     pub rqs: Vec<Rq>,
     /// Bytes touched in each last-level cache so far (by all of its CPUs), by LLC id.
-    llc_touched: Vec<u64>,
+    pub(super) llc_touched: Vec<u64>,
     pub domains: Vec<Domain>,
     pub fair: Fair,
     /// Scheduling domains, energy model, overutilized flag and balancer state.
@@ -171,8 +169,8 @@ pub struct Kernel {
     pub exited_forks: Vec<ExitedForks>,
     /// Threads created and not exited, and whether one has exited: the workload has ended
     /// when none is left (`workload_ended`).
-    threads_alive: usize,
-    thread_exited: bool,
+    pub(super) threads_alive: usize,
+    pub(super) thread_exited: bool,
     /// Scratch lists reused to avoid allocating per event.
     pub(super) wake_scratch: Vec<TaskId>,
     pub(super) log_scratch: Vec<LoopRecord>,
@@ -185,267 +183,6 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    /// Boot: runqueues at the governor's fixed OPP and the workload's initial threads
-    /// scheduled for creation within the first `start_spread_ns`.
-    pub fn new(
-        platform: Platform,
-        variant: Variant,
-        workload: Workload,
-        outputs: KernelOutputs,
-        rng: SimRng,
-        queue: &mut EventQueue<Event>,
-    ) -> Result<Kernel, InputError> {
-        let n = platform.nr_cpus();
-        let mut variant = variant;
-        let freq_invariant = *variant
-            .freq_invariance
-            .get_or_insert(platform.freq_invariant);
-        let env = Env {
-            tick_ns: variant.tick_ns(),
-            freq_invariant,
-            nohz: true,
-            // should_io_be_busy() is true on Intel Core CPUs; platform files do not name the
-            // vendor, so ondemand counts iowait as idle unless `cpufreq.io_is_busy` says not.
-            io_is_busy: false,
-        };
-        let mut policies =
-            Policies::from_platform(&platform, platform.energy_model).map_err(|e| {
-                InputError::new(
-                    platform.name.as_str(),
-                    "freq_domains",
-                    "cpufreq policies",
-                    e,
-                )
-            })?;
-        // The governor starts with the run, each policy at `policy->cur` as
-        // `cpufreq.start_khz` says (by default the governor's idle frequency, as a quiet board
-        // is when a test starts; see `StartFreq`).
-        for (i, d) in platform.freq_domains.iter().enumerate() {
-            let p = policies.get_mut(i);
-            p.fast_switch = d.fast_switch;
-            p.freq_table = d.freq_table;
-            p.cur_khz = p.start_freq(variant.cpufreq_start, variant.governor);
-        }
-        let boot_opp: Vec<usize> = platform
-            .freq_domains
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let khz = policies.get(i).cur_khz;
-                d.opps.iter().rposition(|o| o.freq_khz <= khz).unwrap_or(0)
-            })
-            .collect();
-        let cpufreq =
-            Cpufreq::new(variant.governor, policies, &variant.cpufreq, &env).map_err(|e| {
-                InputError::new("--set", "cpufreq", e, "a tunable the governor refuses")
-            })?;
-        let (uclamp, cgroups) = boot_uclamp(&variant, &workload)?;
-        let tg_cgroup = workload
-            .taskgroups
-            .iter()
-            .map(|p| {
-                cgroups
-                    .find(p)
-                    .expect("boot_uclamp creates every workload group")
-            })
-            .collect();
-        let domains: Vec<Domain> = platform
-            .freq_domains
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let opp = boot_opp[i];
-                Domain {
-                    opp,
-                    busy_cpus: 0,
-                    res: Residency::new(d.opps.len(), d.cluster_idle_states.len(), opp),
-                }
-            })
-            .collect();
-        let cpuidle = platform
-            .cpus
-            .iter()
-            .map(|c| CpuidleDevice::new(variant.cpuidle_governor, c.idle_states.len()))
-            .collect();
-        let rqs = (0..n)
-            .map(|cpu| {
-                let dom = platform.cpus[cpu].freq_domain;
-                let opp = domains[dom].opp;
-                let freq = platform.freq_domains[dom].opps[opp].freq_khz;
-                Rq {
-                    curr: None,
-                    nr_running: 0,
-                    rt: RtRq::default(),
-                    dl: Default::default(),
-                    need_resched: false,
-                    tick_gen: 0,
-                    tick_on: false,
-                    work_gen: 0,
-                    work_queued: None,
-                    work_due: (0, 0),
-                    progress_ts: 0,
-                    kernel_work: 0,
-                    irq_arrival: 0,
-                    last_mm: 0,
-                    touched_bytes: 0,
-                    exec_start: 0,
-                    freq_khz: freq,
-                    capacity_cur: platform.capacity_at(cpu, freq) as u64,
-                    res: Residency::new(
-                        platform.freq_domains[dom].opps.len(),
-                        platform.cpus[cpu].idle_states.len(),
-                        opp,
-                    ),
-                    pelt: PeltClock::default(),
-                    avg_rt: SchedAvg::default(),
-                    avg_dl: SchedAvg::default(),
-                    next_blocked: 0,
-                    nr_iowait: 0,
-                    times: CpuTimesAcc::default(),
-                    dl_running_bw: 0,
-                    uclamp: RqUclamp::default(),
-                }
-            })
-            .collect();
-        let run_capacity = match workload.global.calibration {
-            crate::workload::Calibration::Cpu(c) if c < n => platform.cpus[c].capacity_orig as u64,
-            _ => SCHED_CAPACITY_SCALE as u64,
-        };
-        let futex = Futexes {
-            mutexes: vec![Mutex::default(); workload.mutexes.len()],
-            conds: vec![Cond::default(); workload.conds.len()],
-            barriers: workload
-                .barriers
-                .iter()
-                .map(|b| Barrier {
-                    participants: b.participants,
-                    waiters: Vec::new(),
-                })
-                .collect(),
-        };
-        let rt_bw = RtBandwidth {
-            runtime: u64::try_from(variant.sched_rt_runtime_us)
-                .ok()
-                .map(|us| us * 1000),
-            period: variant.sched_rt_period_us * 1000,
-        };
-        let lb = Balance::new(
-            &platform,
-            variant.energy_model,
-            freq_invariant,
-            variant.governor == GovernorKind::Schedutil,
-            variant.sched_migration_cost_ns,
-        );
-        let (costs, memory) = variant.machine(&platform);
-        let llc_touched = vec![0; lb.topo.llc_id.iter().max().map_or(1, |m| m + 1)];
-        let mut k = Kernel {
-            fair: Fair::new(n, &variant),
-            lb,
-            this_cpu: 0,
-            user: UserSpace::new(&workload),
-            costs,
-            memory,
-            platform,
-            variant,
-            tasks: Vec::new(),
-            llc_touched,
-            rqs,
-            domains,
-            cpufreq,
-            uclamp,
-            cgroups,
-            tg_cgroup,
-            nohz_stats_armed: false,
-            rng,
-            futex,
-            channels: Channels::new(&workload.channels),
-            rt_bw,
-            rt_period_armed: false,
-            next_pid: FIRST_PID,
-            run_capacity,
-            events: if outputs.observer.is_some() {
-                outputs.events
-            } else {
-                EventSelection::default()
-            },
-            observer: outputs.observer,
-            rtapp_logs: outputs.rtapp_logs,
-            admin_log: Vec::new(),
-            free_tasks: Vec::new(),
-            resched_mask: vec![0; n.div_ceil(64)],
-            checks: Checks::new(n),
-            exited_forks: Vec::new(),
-            threads_alive: 0,
-            thread_exited: false,
-            wake_scratch: Vec::new(),
-            log_scratch: Vec::new(),
-            cpuidle,
-            hrtimers: HrtimerBases::new(n),
-            pm_qos: CpuLatencyQos::default(),
-            workload,
-        };
-        if let Some(us) = k.workload.global.pm_qos_cpu_dma_latency_us {
-            k.pm_qos.add_request(us);
-        }
-        k.sync_fair_groups();
-        for w in &k.variant.cgroup_writes.clone() {
-            if w.file.starts_with("cpu.uclamp.") {
-                continue;
-            }
-            let g = k
-                .cgroups
-                .find(&w.path)
-                .expect("boot_uclamp creates every group");
-            k.write_fair_cgroup(g, &w.file, &w.value, 0).map_err(|e| {
-                InputError::new(
-                    "--set",
-                    format!("cgroup.{}.{}", w.path, w.file),
-                    "cpu.weight 1..=10000 or cpu.latency.nice -20..=19, in a group below the \
-                     root, with CONFIG_FAIR_GROUP_SCHED",
-                    format!("`{}` ({})", w.value, e.name()),
-                )
-            })?;
-        }
-        let initial = k.workload.initial_threads();
-        // One allocation for the tasks that start (a Task is a few KiB: growing by doubling
-        // would copy them all and hold two copies at the peak).
-        k.tasks.reserve_exact(initial.len());
-        for (spec, _) in initial {
-            let t = k.create_task(spec, None);
-            let at = if k.variant.start_spread_ns > 0 {
-                k.rng.below(k.variant.start_spread_ns)
-            } else {
-                0
-            };
-            queue.schedule(at, Event::Spawn { task: t });
-        }
-        for cpu in 0..n {
-            k.emit(
-                0,
-                cpu,
-                &TraceEvent::CpuFrequency {
-                    khz: k.rqs[cpu].freq_khz,
-                    cpu,
-                },
-            );
-            k.trace_initial_state(cpu);
-        }
-        // Every CPU boots into the idle loop.
-        for cpu in 0..n {
-            k.do_idle(cpu, 0, queue);
-        }
-        if k.observer.is_some() {
-            k.user.enable_marks(k.workload.global.ftrace);
-            k.user.marks.main("start");
-            k.write_marks(0, 0, None);
-        }
-        k.cpufreq_start(0, queue);
-        for (index, w) in k.variant.timed_writes.iter().enumerate() {
-            queue.schedule(w.at_ns, Event::AdminWrite { index });
-        }
-        Ok(k)
-    }
-
     pub fn workload(&self) -> &Workload {
         &self.workload
     }
@@ -1151,7 +888,7 @@ impl Kernel {
     /// Every CPU's state at the start of the trace, so that a CPU that never runs a task
     /// still has lines: the enabled PELT signals of its runqueue (its `cpu_idle` comes
     /// from the idle loop it boots into, `do_idle()`).
-    fn trace_initial_state(&mut self, cpu: usize) {
+    pub(super) fn trace_initial_state(&mut self, cpu: usize) {
         let sel = self.events;
         if sel.sched_pelt_cfs {
             let avg = pelt_fields(&self.fair.rqs[cpu].avg);
@@ -2193,54 +1930,6 @@ pub(super) fn split_priority(p: SchedParams) -> (i32, u32) {
     } else {
         (0, 0)
     }
-}
-
-/// uclamp and cgroups at boot, with the sysctl and cgroup writes of the run's settings
-/// applied in order: a refused write stops the run (exit 2) with its errno.
-fn boot_uclamp(variant: &Variant, workload: &Workload) -> Result<(UclampSys, Cgroups), InputError> {
-    let config = UclampConfig::new(variant.uclamp_buckets).expect("the switch checks 5..=20");
-    let mut sys = UclampSys::new(
-        config,
-        variant.uclamp_static_key,
-        variant.uclamp_rt_sync,
-        variant.uclamp_tg_restrict,
-    );
-    for &(which, value) in &variant.sysctl_writes {
-        sys.write_sysctl(which, value).map_err(|e| {
-            InputError::new(
-                "--set",
-                which.name(),
-                "sched_util_clamp_min <= sched_util_clamp_max <= 1024 and sched_util_clamp_min_rt_default <= 1024",
-                format!("{value} ({})", e.name()),
-            )
-        })?;
-    }
-    let mut paths = workload.taskgroups.clone();
-    paths.extend(variant.cgroup_writes.iter().map(|w| w.path.clone()));
-    let mut cgroups = Cgroups::new(
-        &paths,
-        [sys.util_min, sys.util_max],
-        variant.cgroup_online_no_eff_update,
-    );
-    for w in &variant.cgroup_writes {
-        if !w.file.starts_with("cpu.uclamp.") {
-            continue;
-        }
-        let g = cgroups.find(&w.path).expect("created above");
-        let id = if w.file == "cpu.uclamp.min" { 0 } else { 1 };
-        cgroups.write_uclamp(g, id, &w.value).map_err(|e| {
-            InputError::new(
-                "--set",
-                format!("cgroup.{}.{}", w.path, w.file),
-                "a percentage 0..=100 with at most two decimals, or max, in a group below the root",
-                format!("`{}` ({})", w.value, e.name()),
-            )
-        })?;
-        if variant.uclamp_task_group {
-            sys.enable_static_key();
-        }
-    }
-    Ok((sys, cgroups))
 }
 
 /// `start_dl_timer()`: replenish at the start of the next period.

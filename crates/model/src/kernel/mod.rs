@@ -12,6 +12,7 @@
 //! uses), `pipe.rs` (pipes, sockets and futex words as bounded buffers with wait queues), `cpufreq/` (the governors), `sched_cpufreq.rs` (the
 //! scheduler's cpufreq hook and frequency changes), `variant.rs` (CONFIG_*, sched features, tunables, patch switches).
 
+mod boot;
 pub mod cgroup;
 pub mod core;
 pub mod cpufreq;
