@@ -461,7 +461,7 @@ fn machine_key(key: &str) -> Option<(MachineTable, &MachineField)> {
     known.iter().find(|m| m.name == field).map(|m| (table, m))
 }
 
-/// One switch as `schedlab switches` lists it and the README's table names it.
+/// One switch as `schedlab switches` lists it and docs/switches.md's table names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwitchInfo {
     /// The key; `<path>` stands for a cgroup path from `/`.
@@ -529,7 +529,7 @@ fn choice(default: &str, names: &[&str], meaning: &str) -> (String, &'static str
 }
 
 /// Every switch `--set` takes, with its default (mainline v6.1 on juno-r0), type, values and
-/// meaning: the one list `schedlab switches` prints and the README's table is checked against.
+/// meaning: the one list `schedlab switches` prints and docs/switches.md's table is checked against.
 pub fn switches() -> Vec<SwitchInfo> {
     let d = Variant::default();
     let mut out: Vec<(String, (String, &'static str, String, String))> = vec![
