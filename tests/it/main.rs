@@ -9,6 +9,7 @@ mod compare;
 mod core_behaviour;
 mod cpufreq_governors;
 mod cpuidle;
+mod docs;
 mod eevdf;
 mod energy;
 mod experiment;
