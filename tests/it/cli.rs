@@ -197,7 +197,7 @@ fn platforms_lists_the_presets() {
 
 #[test]
 fn invalid_uclamp_sysctls_stop_the_run_with_einval() {
-    // min > max, max > 1024, rt_default > 1024 (SPEC §6).
+    // min > max, max > 1024, rt_default > 1024.
     for sets in [
         vec![
             "kernel.sched_util_clamp_max=512",
@@ -524,11 +524,8 @@ fn switches_lists_every_key_with_default_type_range_and_meaning() {
 
 /// The keys in the first column of docs/switches.md's table, `<path>` patterns included.
 fn documented_switch_keys() -> std::collections::BTreeSet<String> {
-    let table = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/switches.md"
-    ))
-    .expect("docs/switches.md");
+    let table = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/switches.md"))
+        .expect("docs/switches.md");
     let mut keys = std::collections::BTreeSet::new();
     for line in table.lines().skip_while(|l| !l.starts_with('|')) {
         if !line.starts_with('|') {

@@ -76,7 +76,10 @@ fn the_docs_name_the_reproductions_whose_magnitude_matches() {
         .collect();
     let all = all();
     let files: BTreeSet<String> = all.iter().map(|r| r.experiment.name.clone()).collect();
-    assert_eq!(listed, files, "docs/running.md lists every bundled reproduction");
+    assert_eq!(
+        listed, files,
+        "docs/running.md lists every bundled reproduction"
+    );
     let claims: BTreeSet<String> = all
         .iter()
         .filter(|r| r.claims_magnitude)

@@ -1,4 +1,4 @@
-//! Every kernel switch of a run (SPEC §10): CONFIG_* options, sched features, debugfs/sysctl
+//! Every kernel switch of a run: CONFIG_* options, sched features, debugfs/sysctl
 //! tunables, patch variants and the model's own cost parameters. The kernel reads them from
 //! here only; `--set KEY=VALUE` and experiment files write them through `Variant::set`, which
 //! validates the value and names what it expected.
@@ -10,7 +10,7 @@ use crate::platform::{Costs, MachineField, Memory, Platform, COST_FIELDS, MEMORY
 use schedlab_base::error::InputError;
 use serde_json::{Map, Value};
 
-/// Where `cpufreq_update_util()` is called from (SPEC §7.1, seed 004).
+/// Where `cpufreq_update_util()` is called from (seed 004).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpdateSites {
     /// Mainline v6.1: from `cfs_rq_util_change()` when the root cfs_rq's PELT signals decay or

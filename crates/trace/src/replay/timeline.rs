@@ -156,7 +156,7 @@ pub struct TaskTrace {
     pub pid: u32,
     /// The last comm the trace gave it.
     pub comm: String,
-    /// The last kernel prio seen (SPEC: 120 + nice for fair tasks, 99 − rt_priority for RT,
+    /// The last kernel prio seen (the kernel's: 120 + nice for fair tasks, 99 − rt_priority for RT,
     /// -1 for deadline).
     pub prio: i32,
     /// When its program starts: the window's start for a task alive before it.
