@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 /// What the extraction needs to know of the traced machine: the CPUs' capacities and
 /// frequencies, and the kernel's costs on it. The replay charges the model's kernel work
 /// (`platform::costs`) again, so what the timeline credits a task with is its running time
-/// less that work (see `Builder::account` and ARCHITECTURE.md, "Trace replay").
+/// less that work (see `Builder::account` and docs/decisions.md, "Trace replay").
 #[derive(Debug, Clone, PartialEq)]
 pub struct CpuInfo {
     pub capacity: Vec<u32>,
