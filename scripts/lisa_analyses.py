@@ -10,7 +10,7 @@ idle and rta analyses (for each task and CPU of the trace where they take one; r
 too), and EnergyModel.estimate_from_trace.
 
 A text trace is opened with LISA's human-readable parser told how ftrace's `print` lines
-read (`tracing_mark_write: <text>`), as the README's recipe does: its default parser has no
+read (`tracing_mark_write: <text>`), as docs/outputs.md's recipe does: its default parser has no
 such rule, and rt-app's `userspace@rtapp_*` events are parsed out of them.
 """
 import json

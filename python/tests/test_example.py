@@ -1,4 +1,4 @@
-"""The examples run: the README's Python example as written, and the example script
+"""The examples run: docs/python.md's example as written, and the example script
 (without a display), each writing nothing into the current directory."""
 
 import os
@@ -9,9 +9,8 @@ from conftest import ROOT, need
 
 
 def readme_example() -> str:
-    """The first ```python block of the README's Python section."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("\n## Python\n"):]
+    """The first ```python block of docs/python.md."""
+    section = (ROOT / "docs" / "python.md").read_text()
     start = section.index("```python\n") + len("```python\n")
     return section[start:section.index("```", start)]
 

@@ -197,7 +197,7 @@ fn platforms_lists_the_presets() {
 
 #[test]
 fn invalid_uclamp_sysctls_stop_the_run_with_einval() {
-    // min > max, max > 1024, rt_default > 1024 (SPEC §6).
+    // min > max, max > 1024, rt_default > 1024.
     for sets in [
         vec![
             "kernel.sched_util_clamp_max=512",
@@ -522,14 +522,10 @@ fn switches_lists_every_key_with_default_type_range_and_meaning() {
     assert_input_error(&schedlab(&["switches", "zzzz"], None), &["PATTERN", "zzzz"]);
 }
 
-/// The keys in the first column of the README's switch table, `<path>` patterns included.
-fn readme_switch_keys() -> std::collections::BTreeSet<String> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
-    let table = readme
-        .split("### Switches (`--set KEY=VALUE`)")
-        .nth(1)
-        .expect("the switch table's heading");
+/// The keys in the first column of docs/switches.md's table, `<path>` patterns included.
+fn documented_switch_keys() -> std::collections::BTreeSet<String> {
+    let table = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/switches.md"))
+        .expect("docs/switches.md");
     let mut keys = std::collections::BTreeSet::new();
     for line in table.lines().skip_while(|l| !l.starts_with('|')) {
         if !line.starts_with('|') {
@@ -546,8 +542,8 @@ fn readme_switch_keys() -> std::collections::BTreeSet<String> {
 }
 
 #[test]
-fn the_readme_switch_table_and_the_registry_agree_both_ways() {
-    let documented = readme_switch_keys();
+fn the_documented_switch_table_and_the_registry_agree_both_ways() {
+    let documented = documented_switch_keys();
     let registry: std::collections::BTreeSet<String> = schedlab::kernel::variant::switches()
         .into_iter()
         .map(|s| s.key)
@@ -556,11 +552,11 @@ fn the_readme_switch_table_and_the_registry_agree_both_ways() {
     let unknown: Vec<_> = documented.difference(&registry).collect();
     assert!(
         undocumented.is_empty(),
-        "in the registry, not in the README: {undocumented:?}"
+        "in the registry, not in docs/switches.md: {undocumented:?}"
     );
     assert!(
         unknown.is_empty(),
-        "in the README, not in the registry: {unknown:?}"
+        "in docs/switches.md, not in the registry: {unknown:?}"
     );
     // Every documented key that is not a pattern is taken by --set.
     for key in documented.iter().filter(|k| !k.contains('<')) {

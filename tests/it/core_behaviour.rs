@@ -1,4 +1,4 @@
-//! Behaviour of the kernel core, CFS and RT classes (SPEC §2–4), each test a property of the
+//! Behaviour of the kernel core, CFS and RT classes, each test a property of the
 //! kernel being modelled.
 
 use crate::common;

@@ -1,4 +1,4 @@
-//! The cpufreq governors against v6.1 behaviour (SPEC §7): each expectation comes from the
+//! The cpufreq governors against v6.1 behaviour: each expectation comes from the
 //! kernel source (cpufreq_schedutil.c, cpufreq_governor.c, cpufreq_ondemand.c,
 //! cpufreq_conservative.c, cpufreq.c) or the seeds, worked out by hand on small OPP tables.
 

@@ -1,4 +1,4 @@
-//! cpuidle (issue 11 item 3): the menu and teo governors pick idle states from the next timer
+//! cpuidle: the menu and teo governors pick idle states from the next timer
 //! and their history, PM QoS (`/dev/cpu_dma_latency`) caps them, a woken CPU runs its task
 //! only after its state's exit latency, and residency and energy follow the choices.
 

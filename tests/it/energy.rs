@@ -1,11 +1,12 @@
-//! Energy accounting (SPEC §9): for a fixed-frequency run, the reported energy equals
-//! Σ power × time computed here from juno-r0's table in SPEC §1.
+//! Energy accounting: for a fixed-frequency run, the reported energy equals
+//! Σ power × time computed here from juno-r0's table (LISA's Juno r0 energy model,
+//! lisa/platforms/juno_r0.py).
 
 use crate::common;
 use common::*;
 
-/// SPEC §1, juno-r0 at the highest OPPs: per-CPU active power, per-CPU idle-state power
-/// (WFI, cpu-sleep), cluster active power, cluster idle-state power (WFI, cluster-sleep).
+/// LISA's Juno r0 energy model (lisa/platforms/juno_r0.py) at the highest OPPs: per-CPU
+/// active power, per-CPU idle-state power (WFI, cpu-sleep), cluster active power, cluster idle-state power (WFI, cluster-sleep).
 fn juno_top(cpu: usize) -> (f64, [f64; 2]) {
     if cpu == 1 || cpu == 2 {
         (616.0, [15.0, 0.0])

@@ -1,11 +1,11 @@
-//! Load tracking and frequency (SPEC §5, §7) at the system level: invariance, schedutil's
+//! Load tracking and frequency at the system level: invariance, schedutil's
 //! choice of OPP, fixed governors, the rate limit, and the seeds' governor experiments.
 
 use crate::common;
 use common::*;
 use schedlab::report::Results;
 
-/// SPEC §1, juno-r0 A57 (CPUs 1, 2): (kHz, capacity) per OPP.
+/// LISA's Juno r0 model (lisa/platforms/juno_r0.py), A57 (CPUs 1, 2): (kHz, capacity) per OPP.
 const A57: [(u32, u64); 5] = [
     (450_000, 417),
     (625_000, 579),

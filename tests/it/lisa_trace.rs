@@ -121,7 +121,7 @@ fn lisa_reads_the_trace_and_agrees_with_the_results() {
 /// analyses have rt-app's own lines to read: none finds an event missing but one the run
 /// never had cause to emit (a task that never sleeps is never woken: LISA then reports
 /// sched_wakeup missing, as for a real kernel's trace). The text traces are read with the
-/// README's recipe, and one example as trace.dat too when trace-cmd is installed.
+/// docs/outputs.md's recipe, and one example as trace.dat too when trace-cmd is installed.
 #[test]
 fn lisa_analyses_run_on_the_rt_app_examples() {
     let Some(python) = lisa_python() else {

@@ -1,5 +1,5 @@
 //! The integration tests: one binary (one link), a module per area. Each test asserts a
-//! property of the kernel being modelled (SPEC, the seeds, kernel source, the host kernel) or
+//! property of the kernel being modelled (the mailing-list threads, kernel source, the host kernel) or
 //! of the tool's contract; `common` holds the helpers and the visible skip.
 
 mod common;
@@ -9,6 +9,7 @@ mod compare;
 mod core_behaviour;
 mod cpufreq_governors;
 mod cpuidle;
+mod docs;
 mod eevdf;
 mod energy;
 mod experiment;

@@ -3,7 +3,7 @@
 //! dequeue, idle entry) is compared with a floating-point model of the PELT recurrence and
 //! with LISA's `lisa.pelt.simulate_pelt` (skipped, with a message, when LISA is not
 //! installed); then frequency/capacity invariance, decay, util_est and new-task
-//! initialisation (SPEC §5).
+//! initialisation.
 
 use crate::common;
 use schedlab::kernel::pelt::*;

@@ -1,4 +1,4 @@
-//! Fair task placement and balancing (SPEC §8, issue 6). The first scenarios follow LISA's
+//! Fair task placement and balancing. The first scenarios follow LISA's
 //! EAS behaviour tests (lisa/tests/scheduler/eas_behaviour.py: OneSmallTask, ThreeSmallTasks,
 //! TwoBigTasks, RampUp/RampDown) on juno-r0, whose CPUs 0,3,4,5 are LITTLE (447) and 1,2 big.
 
@@ -410,7 +410,7 @@ fn overutilized_is_traced_in_lisas_format() {
     assert!(ou.contains(&"overutilized=0 span=0x3f"), "{ou:?}");
 }
 
-// ----- RT (SPEC §4): capacity-aware find_lowest_rq, push and pull --------------------------
+// ----- RT: capacity-aware find_lowest_rq, push and pull --------------------------
 
 #[test]
 fn two_rt_tasks_on_sdm845_run_on_different_cpus() {

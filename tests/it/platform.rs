@@ -1,4 +1,4 @@
-//! Platforms: the presets against SPEC §1, platform files (round trips and bad input), the
+//! Platforms: the presets against their boards' published tables, platform files (round trips and bad input), the
 //! `schedlab platforms` text and LISA's plat_info.yml.
 
 use crate::common;
@@ -80,7 +80,7 @@ fn juno_r0_facts_equal_spec() {
     assert!(p.freq_invariant);
     assert_eq!(p.hz, None);
 
-    // SPEC §1: (kHz, capacity, mW per CPU, mW per cluster).
+    // LISA's Juno r0 model (lisa/platforms/juno_r0.py): (kHz, capacity, mW per CPU, mW per cluster).
     let a53_opps = [
         (450000, 235, 33.0, 26.0),
         (575000, 302, 46.0, 30.0),

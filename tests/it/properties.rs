@@ -1,4 +1,4 @@
-//! Property tests of the parsers a user feeds (issue 16): mutations of every shipped platform
+//! Property tests of the parsers a user feeds: mutations of every shipped platform
 //! file, experiment file and rt-app example, and the `--set` switch parser, never panic, and
 //! whatever they reject is one line naming the file. 256 cases per property (proptest's default), about a
 //! second each in a debug build; `PROPTEST_CASES` raises it for a longer hunt.

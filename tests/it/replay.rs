@@ -1,4 +1,4 @@
-//! Trace replay (issue 14): schedlab's own traces replayed give back what the trace shows;
+//! Trace replay: schedlab's own traces replayed give back what the trace shows;
 //! dependencies, timers and RT tasks replay as the kernel would run the live workload; bad
 //! traces are input errors, never panics.
 

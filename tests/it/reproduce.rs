@@ -1,5 +1,5 @@
 //! The bundled reproductions (`experiments/`): each runs (at the test tier's size) and goes the
-//! seed's way in every row not declared different; the README's magnitude claims are the
+//! seed's way in every row not declared different; docs/running.md's magnitude claims are the
 //! files' and hold; the seed numbers in the files are the seeds' own.
 
 use crate::common;
@@ -55,10 +55,10 @@ fn every_reproduction_runs_and_matches_the_seeds_direction() {
 }
 
 #[test]
-fn the_readme_names_the_reproductions_whose_magnitude_matches() {
-    // README.md's reproduction table: `| name | seed | … | magnitude within 25% |`.
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let claimed: BTreeSet<String> = readme
+fn the_docs_name_the_reproductions_whose_magnitude_matches() {
+    // docs/running.md's reproduction table: `| name | seed | … | magnitude within 25% |`.
+    let doc = std::fs::read_to_string(root().join("docs/running.md")).unwrap();
+    let claimed: BTreeSet<String> = doc
         .lines()
         .filter(|l| l.starts_with("| `seed"))
         .filter(|l| {
@@ -69,14 +69,17 @@ fn the_readme_names_the_reproductions_whose_magnitude_matches() {
         })
         .map(|l| l.split('`').nth(1).unwrap().to_string())
         .collect();
-    let listed: BTreeSet<String> = readme
+    let listed: BTreeSet<String> = doc
         .lines()
         .filter(|l| l.starts_with("| `seed"))
         .map(|l| l.split('`').nth(1).unwrap().to_string())
         .collect();
     let all = all();
     let files: BTreeSet<String> = all.iter().map(|r| r.experiment.name.clone()).collect();
-    assert_eq!(listed, files, "the README lists every bundled reproduction");
+    assert_eq!(
+        listed, files,
+        "docs/running.md lists every bundled reproduction"
+    );
     let claims: BTreeSet<String> = all
         .iter()
         .filter(|r| r.claims_magnitude)

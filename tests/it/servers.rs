@@ -1,4 +1,4 @@
-//! Servers at full size (issue 12): the 256-CPU Zen3 and 40-CPU Xeon presets run every
+//! Servers at full size: the 256-CPU Zen3 and 40-CPU Xeon presets run every
 //! governor and fair policy, affinity above CPU 63 is honoured, masks and platforms beyond
 //! their bounds are input errors, and newly-idle balancing obeys v6.1's `avg_idle` cutoff.
 

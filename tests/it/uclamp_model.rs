@@ -1,4 +1,4 @@
-//! uclamp model against kernel behaviour (SPEC §2.1, §4, §6; seeds 000 and 001).
+//! uclamp model against kernel behaviour (seeds 000 and 001).
 
 use proptest::prelude::*;
 use schedlab::kernel::sched::Errno;

@@ -1,4 +1,4 @@
-//! uclamp at the system level (SPEC §4, §6; seeds 000, 001, 003): RT default boost and
+//! uclamp at the system level (seeds 000, 001, 003): RT default boost and
 //! placement, sysctls, strategies of syncing the RT default, cgroup clamps, the static key.
 
 use crate::common;

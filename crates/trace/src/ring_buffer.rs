@@ -2,7 +2,7 @@
 //! in a compact binary form and goes on, and a reader thread turns the records into the
 //! trace file, as the kernel records events in binary and leaves the formatting to the tool
 //! that reads them (`trace-cmd report`). Formatting a text trace costs about a third of the
-//! simulation itself and writing it about as much again (issue 12); recorded here, both
+//! simulation itself and writing it about as much again; recorded here, both
 //! run beside the simulation on a second core.
 //!
 //! A `Deferred` observer wraps the observer that writes the file (the text or the

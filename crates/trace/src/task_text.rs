@@ -2,7 +2,7 @@
 //! before copies its fields in pieces of fixed size instead of formatting them again. A
 //! task appears in most lines (its `<comm>-<pid>` starts every line it runs in, and
 //! `sched_switch` and the wake-up events spell out its comm, pid and prio), and the same few
-//! tasks recur: formatting them anew each time was most of the trace's cost (issue 12).
+//! tasks recur: formatting them anew each time was most of the trace's cost.
 //!
 //! The cache is direct-mapped by pid, so its memory stays bounded however many tasks a run
 //! forks. A slot holds the comm, pid and prio it was rendered from and is rendered again

@@ -1,5 +1,5 @@
 //! Formatting into a reused byte buffer, without `core::fmt`: the text trace writes millions
-//! of lines, and `write!` costs several times the simulation itself (issue 12).
+//! of lines, and `write!` costs several times the simulation itself.
 
 /// Append the first `len` bytes of `bytes`: the whole array is copied and the rest cut off,
 /// a copy of constant size the compiler does inline (a slice of variable length costs a call

@@ -2,7 +2,7 @@
 //! `include/linux/energy_model.h`): per performance domain a table of performance states with
 //! `cost = power × fmax / f` (power in µW, `em_scale_power`), states whose cost is not below a
 //! faster one's flagged inefficient, and `em_cpu_energy()`. Only per-CPU active power enters;
-//! cluster power and idle states are for the energy report, not for EAS (SPEC §8).
+//! cluster power and idle states are for the energy report, not for EAS.
 
 use crate::platform::{FreqDomain, Platform};
 

@@ -1,4 +1,4 @@
-//! The placement and balancing half of v6.1 `kernel/sched/fair.c` (SPEC §8): wakeup placement
+//! The placement and balancing half of v6.1 `kernel/sched/fair.c`: wakeup placement
 //! (`select_task_rq_fair` with `wake_wide`/`wake_affine`, `select_idle_sibling`,
 //! `select_idle_capacity`; `find_idlest_cpu` for fork), Energy Aware Scheduling
 //! (`find_energy_efficient_cpu`, `compute_energy`), the root domain's overutilized flag,
@@ -7,8 +7,8 @@
 //!
 //! The balancer keeps the kernel's structure — group statistics per domain, group types, the
 //! busiest group and queue, the migration types `migrate_load`/`util`/`task`/`misfit` — and
-//! leaves out what ARCHITECTURE.md lists (task_hot, runnable_avg in group classification,
-//! imbalanced groups from affinity, NUMA imbalance allowances, asym packing).
+//! leaves out what docs/model.md lists (runnable_avg in group classification, imbalanced
+//! groups from affinity, NUMA imbalance allowances, asym packing).
 
 use super::core::{Event, Kernel};
 use super::cpufreq::{effective_cpu_util, uclamp_rq_util_with, CpuUtil, TaskClamp, UtilType};

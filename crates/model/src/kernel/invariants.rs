@@ -18,7 +18,7 @@
 //!   event and then every [`EVENTS_PER_ITEM`] × (tasks + CPUs + entities + queues +
 //!   channel items) events, so its cost per event stays O(1) as the model grows.
 //!   [`Kernel::check_fully_every_event`] (or `Simulation::check_fully_every_event`) makes
-//!   it run after every event: `tests/invariants.rs` does that over a few small scenarios.
+//!   it run after every event: `tests/it/invariants.rs` does that over a few small scenarios.
 //!
 //! Release builds mark nothing and check nothing ([`Touched`] is empty there).
 

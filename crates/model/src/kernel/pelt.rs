@@ -1,6 +1,6 @@
 //! Per-entity load tracking as in v6.1 `kernel/sched/pelt.c` and `pelt.h`, plus the PELT
 //! halves of `fair.c` (new-task initialisation, attach/detach/removal on migration,
-//! reweighting, the wakeup-migration lag estimate) and util_est (SPEC §5).
+//! reweighting, the wakeup-migration lag estimate) and util_est.
 //!
 //! Everything here is integer arithmetic with the kernel's types and rounding, so a simulated
 //! signal can be compared sample for sample with a real trace. The functions take plain values
@@ -430,7 +430,7 @@ pub fn init_entity_runnable_average(sa: &mut SchedAvg, weight: u64) {
     };
 }
 
-/// `post_init_entity_util_avg()` for a fair task at `wake_up_new_task()` (SPEC §5.1), after
+/// `post_init_entity_util_avg()` for a fair task at `wake_up_new_task()`, after
 /// `init_entity_runnable_average`. The new task's util is extrapolated from its cfs_rq
 /// (`cfs`): `cfs.util_avg * se->load.weight / (cfs.load_avg + 1)`, capped at half the
 /// capacity the cfs_rq leaves free (`(cpu_scale - cfs.util_avg) / 2`, so a burst of forks
@@ -508,7 +508,7 @@ pub fn migrate_se_pelt_lag(
 /// The per-rq PELT clock (`rq->clock_pelt` and friends, pelt.h). While the CPU runs
 /// something it advances at `capacity_orig/1024 * freq/max_freq` of real time, so a task
 /// accrues utilization in proportion to the work it did, not the time it took (capacity and
-/// frequency invariance, SPEC §5.1). The time "stolen" that way is given back as idle time:
+/// frequency invariance). The time "stolen" that way is given back as idle time:
 /// when the rq goes idle the clock jumps to the task clock.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct PeltClock {

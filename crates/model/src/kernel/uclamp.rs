@@ -1,9 +1,8 @@
 //! Utilization clamping (uclamp) as in v6.1 `kernel/sched/core.c`, plus the variants the seeds
-//! argue about (SPEC §6): how the RT default boost reaches the tasks, the `sched_uclamp_used`
+//! argue about: how the RT default boost reaches the tasks, the `sched_uclamp_used`
 //! static key, and the pre-5.14 task-group restriction. Also the uclamp half of the
 //! `sched_setattr()` ABI (`uclamp_validate()`, `__setscheduler_uclamp()`; the rest of the ABI
-//! is `setattr.rs`) and the two capacity-fit tests that read effective clamps
-//! (SPEC §4, §6).
+//! is `setattr.rs`) and the two capacity-fit tests that read effective clamps.
 //!
 //! Like `pelt.rs`, this module holds state and arithmetic only. The kernel core owns the tasks
 //! and runqueues and decides when the kernel would make each call:
@@ -192,7 +191,7 @@ impl Sysctl {
     }
 }
 
-/// Switch `uclamp_static_key` (SPEC §6).
+/// Switch `uclamp_static_key`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StaticKeyMode {
     /// Mainline since v5.9: rq aggregation starts with the first use of uclamp.
@@ -219,7 +218,7 @@ impl StaticKeyMode {
     }
 }
 
-/// Switch for how a new `sched_util_clamp_min_rt_default` reaches RT tasks (SPEC §6, seed 000).
+/// Switch for how a new `sched_util_clamp_min_rt_default` reaches RT tasks (seed 000).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RtSync {
     /// Mainline: the sysctl write rewrites the request of every RT task without a
@@ -267,7 +266,7 @@ impl RtSync {
     }
 }
 
-/// Switch for `uclamp_tg_restrict()` (SPEC §6).
+/// Switch for `uclamp_tg_restrict()`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TgRestrict {
     /// v5.14+: the request is clamped into the group's effective [min, max].
@@ -465,7 +464,7 @@ pub fn eff_get(task: &mut TaskUclamp, id: ClampId, ctx: TaskCtx, sys: &UclampSys
 
 /// `uclamp_eff_value()`: the value refcounted on the rq while the task is enqueued with
 /// aggregation on, else a fresh [`eff_get`]. Not gated by the static key: RT placement sees the
-/// RT boost even while uclamp is otherwise unused (SPEC §4).
+/// RT boost even while uclamp is otherwise unused.
 pub fn eff_value(task: &mut TaskUclamp, id: ClampId, ctx: TaskCtx, sys: &UclampSys) -> u32 {
     let eff = task.eff[id.index()];
     if eff.active {
@@ -717,7 +716,7 @@ pub fn task_fits_capacity(util_est: u64, eff_min: u32, eff_max: u32, capacity: u
 
 /// `uclamp_validate()` up to its `static_branch_enable()`.
 pub(super) fn uclamp_validate(attr: &SchedAttr, current: &TaskUclamp) -> Result<(), Errno> {
-    // SPEC §2.1: only -1 and 0..=1024 are valid. (v6.1's `util + 1 > SCHED_CAPACITY_SCALE + 1`
+    // sched_setattr's ABI: only -1 and 0..=1024 are valid. (v6.1's `util + 1 > SCHED_CAPACITY_SCALE + 1`
     // compares in long and so lets other negative values through; the model rejects them.)
     let valid = |v: i32| v == -1 || (0..=SCHED_CAPACITY_SCALE as i32).contains(&v);
     let mut util_min = current.req[ClampId::Min.index()].value as i32;

@@ -1,4 +1,4 @@
-//! Every kernel switch of a run (SPEC §10): CONFIG_* options, sched features, debugfs/sysctl
+//! Every kernel switch of a run: CONFIG_* options, sched features, debugfs/sysctl
 //! tunables, patch variants and the model's own cost parameters. The kernel reads them from
 //! here only; `--set KEY=VALUE` and experiment files write them through `Variant::set`, which
 //! validates the value and names what it expected.
@@ -10,7 +10,7 @@ use crate::platform::{Costs, MachineField, Memory, Platform, COST_FIELDS, MEMORY
 use schedlab_base::error::InputError;
 use serde_json::{Map, Value};
 
-/// Where `cpufreq_update_util()` is called from (SPEC §7.1, seed 004).
+/// Where `cpufreq_update_util()` is called from (seed 004).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpdateSites {
     /// Mainline v6.1: from `cfs_rq_util_change()` when the root cfs_rq's PELT signals decay or
@@ -459,7 +459,7 @@ fn machine_key(key: &str) -> Option<(MachineTable, &MachineField)> {
     known.iter().find(|m| m.name == field).map(|m| (table, m))
 }
 
-/// One switch as `schedlab switches` lists it and the README's table names it.
+/// One switch as `schedlab switches` lists it and docs/switches.md's table names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwitchInfo {
     /// The key; `<path>` stands for a cgroup path from `/`.
@@ -708,7 +708,7 @@ fn knob_switches(d: &Variant, out: &mut Vec<SwitchRow>) {
 }
 
 /// Every switch `--set` takes, with its default (mainline v6.1 on juno-r0), type, values and
-/// meaning: the one list `schedlab switches` prints and the README's table is checked against.
+/// meaning: the one list `schedlab switches` prints and docs/switches.md's table is checked against.
 pub fn switches() -> Vec<SwitchInfo> {
     let d = Variant::default();
     let mut out = choice_switches(&d);

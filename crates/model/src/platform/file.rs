@@ -1,4 +1,4 @@
-//! Platform files: the fields of [`Platform`] as TOML or JSON (SPEC §1), read into a
+//! Platform files: the fields of [`Platform`] as TOML or JSON, read into a
 //! `Platform` and checked against what a kernel could boot on.
 //!
 //! The text is read by the place-keeping reader of `schedlab_base::place` rather than handed

@@ -1,5 +1,5 @@
 //! The simulated hardware: CPUs with their capacities, frequency domains (cpufreq policies)
-//! with OPP tables and power, idle states, caches and SMT siblings (SPEC §1).
+//! with OPP tables and power, idle states, caches and SMT siblings.
 //!
 //! Presets are platform files compiled into the binary (`presets.rs`); `file.rs` reads the
 //! same fields from a TOML or JSON file.

@@ -1,4 +1,4 @@
-//! Built-in platforms (SPEC §1). Each preset is an ordinary platform file from `platforms/`
+//! Built-in platforms. Each preset is an ordinary platform file from `platforms/`
 //! at the repository root, compiled into the binary, so a user can copy one, edit it and pass
 //! it to `--platform` without learning a second format.
 

@@ -1,4 +1,4 @@
-//! Energy from residencies and the platform's power table (SPEC §9): per CPU, active power of
+//! Energy from residencies and the platform's power table: per CPU, active power of
 //! its OPP while busy and the power of its idle state while idle; per cluster, the cluster's
 //! active power of its OPP while any CPU runs and its idle state's power while all are idle.
 //! mW × ns = pJ, reported in mJ.

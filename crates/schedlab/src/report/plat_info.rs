@@ -13,7 +13,7 @@ use crate::platform::{FreqDomain, IdleState, Platform};
 use crate::workload::Calibration;
 use std::fmt::Write;
 
-/// The kernel whose scheduler schedlab models (SPEC: mainline v6.1).
+/// The kernel whose scheduler schedlab models (mainline v6.1).
 const KERNEL_VERSION: &str = "6.1.0";
 
 /// What a run adds to its platform's plat_info: the kernel's configuration and rt-app's
@@ -25,7 +25,7 @@ pub struct RunInfo {
     pub calib: Vec<u64>,
 }
 
-/// Kconfig options the model always has (SPEC: an SMP v6.1 kernel with the cpu cgroup
+/// Kconfig options the model always has (an SMP v6.1 kernel with the cpu cgroup
 /// controller and idle NO_HZ), set `y` beside the variant's own `config.*` switches.
 const FIXED_CONFIG: &[&str] = &["SMP", "CGROUP_SCHED", "NO_HZ_IDLE"];
 

@@ -7,7 +7,7 @@
 //!   and the wakee waits on it (`recv`). The channel remembers a post nobody waits for yet
 //!   (its capacity is the pair's number of wake-ups, so none is dropped): a replay in which
 //!   the waker gets there first cannot lose the wake-up, which rt-app's `resume`/`suspend`
-//!   and condition signals would (ARCHITECTURE.md, "Blocking IPC"). rt-app's own semaphores
+//!   and condition signals would (docs/model.md, "Blocking IPC"). rt-app's own semaphores
 //!   (`sem_post`/`sem_wait`) remember posts too, but are a mutex and a condition: a post and
 //!   a wait that meet make a block and a wake-up of the mutex the trace never had.
 //! - A block ended by a timer or an interrupt (or by a task left out) keeps its delay:

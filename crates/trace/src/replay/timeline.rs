@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 /// What the extraction needs to know of the traced machine: the CPUs' capacities and
 /// frequencies, and the kernel's costs on it. The replay charges the model's kernel work
 /// (`platform::costs`) again, so what the timeline credits a task with is its running time
-/// less that work (see `Builder::account` and ARCHITECTURE.md, "Trace replay").
+/// less that work (see `Builder::account` and docs/decisions.md, "Trace replay").
 #[derive(Debug, Clone, PartialEq)]
 pub struct CpuInfo {
     pub capacity: Vec<u32>,
@@ -212,7 +212,7 @@ pub struct TaskTrace {
     pub pid: u32,
     /// The last comm the trace gave it.
     pub comm: String,
-    /// The last kernel prio seen (SPEC: 120 + nice for fair tasks, 99 − rt_priority for RT,
+    /// The last kernel prio seen (the kernel's: 120 + nice for fair tasks, 99 − rt_priority for RT,
     /// -1 for deadline).
     pub prio: i32,
     /// When its program starts: the window's start for a task alive before it.

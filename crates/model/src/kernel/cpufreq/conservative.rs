@@ -1,4 +1,4 @@
-//! conservative (`drivers/cpufreq/cpufreq_conservative.c`, v6.1; SPEC §7.2): the requested
+//! conservative (`drivers/cpufreq/cpufreq_conservative.c`, v6.1): the requested
 //! frequency moves by `freq_step` percent of `policy->max` per sample: up above
 //! `up_threshold`, down below `down_threshold` (every `sampling_down_factor` samples), and
 //! down one step per whole sampling period a CPU slept through.

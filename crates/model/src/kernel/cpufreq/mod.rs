@@ -1,4 +1,4 @@
-//! cpufreq (SPEC §7): the policies (`struct cpufreq_policy`) and the governors that choose
+//! cpufreq: the policies (`struct cpufreq_policy`) and the governors that choose
 //! their frequencies, after v6.1 `drivers/cpufreq/cpufreq.c`, `include/linux/cpufreq.h`,
 //! `kernel/sched/cpufreq_schedutil.c` and `drivers/cpufreq/cpufreq_{governor,ondemand,
 //! conservative,performance,powersave}.c`.

@@ -1,4 +1,4 @@
-//! ondemand (`drivers/cpufreq/cpufreq_ondemand.c`, v6.1; SPEC §7.2): a load above
+//! ondemand (`drivers/cpufreq/cpufreq_ondemand.c`, v6.1): a load above
 //! `up_threshold` goes straight to the highest frequency, any other load maps linearly onto
 //! the cpuinfo range. `powersave_bias` is not modelled (its default, 0, is what runs).
 

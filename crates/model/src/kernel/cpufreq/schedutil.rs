@@ -1,4 +1,4 @@
-//! schedutil (kernel/sched/cpufreq_schedutil.c, v6.1; SPEC §7.1): the frequency follows the
+//! schedutil (kernel/sched/cpufreq_schedutil.c, v6.1): the frequency follows the
 //! scheduler's utilization, re-evaluated at `cpufreq_update_util()` calls at most once per
 //! `rate_limit_us`, with the iowait boost on top.
 //!

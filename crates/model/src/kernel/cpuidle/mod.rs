@@ -1,6 +1,6 @@
 //! cpuidle (drivers/cpuidle/): the governor that picks each idle CPU's state (`menu.rs`,
 //! `teo.rs`; `cpuidle.governor`), the cluster state the last idle CPU of a cluster allows, and
-//! where each CPU and each cluster spends its time, for the energy report (SPEC §9): busy time
+//! where each CPU and each cluster spends its time, for the energy report: busy time
 //! per OPP, idle time per OPP (cpufreq's time_in_state counts both), idle time per idle state
 //! as chosen.
 
