@@ -51,6 +51,13 @@ fn row(path: &'static str, case: impl Into<String>, charge: Charge) -> Row {
 /// `m`; the cases' sizes come from `cases` (the memory the user asked for, so that a changed
 /// key changes the charge and not the case).
 fn rows(p: &Platform, c: &Costs, m: &Memory, cases: &Memory, cpu: usize) -> Vec<Row> {
+    let mut r = cpu_rows(p, c, cpu);
+    memory_and_io_rows(p, c, m, cases, cpu, &mut r);
+    r
+}
+
+/// Interrupts, wake-ups, IPIs, queue operations, schedule and the context switch.
+fn cpu_rows(p: &Platform, c: &Costs, cpu: usize) -> Vec<Row> {
     let n = p.nr_cpus() as u64;
     let llc = p.cpus.iter().filter(|o| o.llc == p.cpus[cpu].llc).count() as u64;
     let placement = Placement {
@@ -71,8 +78,6 @@ fn rows(p: &Platform, c: &Costs, m: &Memory, cases: &Memory, cpu: usize) -> Vec<
         ..placement
     });
     let ipi = machine::ipi(c);
-    let ws = DEFAULT_WORKING_SET;
-    let kib = |b: u64| b / 1024;
     let mut r = vec![
         row(
             "timer_interrupt",
@@ -144,6 +149,20 @@ fn rows(p: &Platform, c: &Costs, m: &Memory, cases: &Memory, cpu: usize) -> Vec<
             machine::context_switch(c, false, 3),
         ),
     ]);
+    r
+}
+
+/// Cache refills, system calls, channel operations, cpufreq work and idle exits.
+fn memory_and_io_rows(
+    p: &Platform,
+    c: &Costs,
+    m: &Memory,
+    cases: &Memory,
+    cpu: usize,
+    r: &mut Vec<Row>,
+) {
+    let ws = DEFAULT_WORKING_SET;
+    let kib = |b: u64| b / 1024;
     let private = cases.private_kib * 1024;
     let big = 4 * private;
     r.push(row(
@@ -223,7 +242,6 @@ fn rows(p: &Platform, c: &Costs, m: &Memory, cases: &Memory, cpu: usize) -> Vec<
             machine::idle_exit(s.exit_paid_ns()),
         ));
     }
-    r
 }
 
 /// The columns of a charge on a CPU of capacity `cap` at `khz`.
@@ -402,6 +420,14 @@ fn wakeups(p: &Platform, c: &Costs, m: &Memory, cpu: usize) -> Vec<Steps> {
             steps,
         });
     }
+    out.push(own_cpu_wakeup(c, m, cpu, scan));
+    out
+}
+
+/// A task waking one onto its own CPU, then blocking (a pipe's ping-pong): the waker pays
+/// the enqueue, its dequeue, the schedule and the switch.
+fn own_cpu_wakeup(c: &Costs, m: &Memory, cpu: usize, scan: u64) -> Steps {
+    let ws = DEFAULT_WORKING_SET;
     let q = machine::ttwu_queue(c, false);
     let mut steps = vec![row(
         "wakeup",
@@ -446,13 +472,12 @@ fn wakeups(p: &Platform, c: &Costs, m: &Memory, cpu: usize) -> Vec<Steps> {
     for s in &mut steps[2..] {
         s.charge.payer = Payer::Waker;
     }
-    out.push(Steps {
+    Steps {
         title: format!(
             "a task on CPU {cpu} wakes one onto its own CPU, then blocks (a pipe's ping-pong)"
         ),
         steps,
-    });
-    out
+    }
 }
 
 /// The text `schedlab explain-cost` prints.
