@@ -214,6 +214,7 @@ fn scenarios(c: &mut Criterion) {
         cpu: None,
         uclamp_min: m,
         taskgroup: None,
+        processes: false,
     };
     let plain = schedlab::workload::gen::pipe(&args(None)).to_string();
     let clamped = schedlab::workload::gen::pipe(&args(Some(100))).to_string();

@@ -9,7 +9,7 @@
 
 use super::reader::{Head, PrevState, Reader, Record};
 use schedlab_base::error::InputError;
-use schedlab_base::CpuSet;
+use schedlab_base::{CpuSet, LatencyHistogram};
 use schedlab_model::platform::{Costs, Memory, Resume};
 use schedlab_model::workload::DEFAULT_WORKING_SET;
 use std::collections::BTreeMap;
@@ -169,6 +169,10 @@ pub struct TaskTrace {
     pub wakeups: u64,
     pub wake_latency_ns: u64,
     pub latencies: u64,
+    /// Each wake-up's latency (`sched_waking` to the switch in), for its percentiles.
+    pub latency: LatencyHistogram,
+    /// Its `sched_migrate_task` events.
+    pub migrations: u64,
     /// The CPUs it ran on (since the moves of its start, which set its affinity).
     pub cpus: CpuSet,
     /// Its run cut at its own moves after its start; at least one.
@@ -410,6 +414,8 @@ impl<'i> Builder<'i> {
                 wakeups: 0,
                 wake_latency_ns: 0,
                 latencies: 0,
+                latency: LatencyHistogram::default(),
+                migrations: 0,
                 cpus: CpuSet::empty(),
                 stretches: vec![Stretch {
                     first_step: 0,
@@ -768,6 +774,7 @@ impl<'i> Builder<'i> {
                     if let Some(w) = task.woken_at.take() {
                         task.wake_latency_ns += ts - w;
                         task.latencies += 1;
+                        task.latency.record(ts - w);
                     }
                     if std::mem::take(&mut self.tasks[n].affinity_set) {
                         let task = &mut self.tasks[n];
@@ -841,6 +848,7 @@ impl<'i> Builder<'i> {
                 // (rt-app's task `cpus`, `sched_setaffinity`): where it ran until then is
                 // not where it may run. A later move of its own ends a stretch (`Stretch`).
                 if let Some(t) = self.by_pid.get(pid) {
+                    self.tasks[t].migrations += 1;
                     let own = head.pid == pid
                         && self.cpus.get(orig_cpu).is_some_and(|c| c.curr == Some(t));
                     if own {
