@@ -140,6 +140,20 @@ fn platform_input(file: Option<&Path>) -> Result<(Platform, String, String), Err
 
 fn calibrate(args: &CalibrateArgs) -> Result<(), Error> {
     use schedlab_host::calibrate::{self as cal, Spec};
+    for (what, v) in [
+        ("--measured-pipe-us", args.measured_pipe_us),
+        ("--measured-messaging-s", args.measured_messaging_s),
+    ] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(InputError::new(
+                "host calibrate",
+                what,
+                "a positive number",
+                v.to_string(),
+            )
+            .into());
+        }
+    }
     let (base, text, name) = platform_input(args.platform.as_deref())?;
     let spec = Spec::default();
     let runs = args.runs as usize;
@@ -167,20 +181,6 @@ fn calibrate(args: &CalibrateArgs) -> Result<(), Error> {
                 .map_err(|e| failed("perf bench sched messaging", e))?
         }
     };
-    for (what, v) in [
-        ("--measured-pipe-us", pipe.runs.values[0]),
-        ("--measured-messaging-s", messaging.runs.values[0]),
-    ] {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(InputError::new(
-                "host calibrate",
-                what,
-                "a positive number",
-                v.to_string(),
-            )
-            .into());
-        }
-    }
     eprintln!("schedlab: fitting {name}'s costs");
     let c = cal::fit(&base, &text, &name, pipe, messaging, &spec)?;
     let report = cal::report(&c);

@@ -117,7 +117,10 @@ pub fn skip_under(ci: bool, why: &str) {
 
 /// The line a skip of the running test prints.
 pub fn skip_line(why: &str) -> String {
-    let name = std::thread::current().name().unwrap_or("a test").to_string();
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
     format!("SKIPPED {name}: {why} (checked nothing; fails under CI=true)")
 }
 

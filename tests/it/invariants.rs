@@ -8,10 +8,10 @@
 use crate::common;
 
 use common::{MS, S};
+use schedlab::gen::{hackbench, HackbenchArgs};
 use schedlab::kernel::Variant;
 use schedlab::platform::Platform;
 use schedlab::report::Results;
-use schedlab::gen::{hackbench, HackbenchArgs};
 use schedlab::workload::parse_workload;
 use schedlab::{Outputs, Run, Simulation};
 

@@ -654,8 +654,10 @@ fn ten_then_eighty(fastup: bool) -> String {
     let path = dir.path().join("trace.txt");
     let out = schedlab::Outputs {
         trace: Some(path.clone()),
-        trace_events: schedlab::kernel::tracepoint::EventSelection::parse("sched_util_est_se,sched_pelt_se")
-            .unwrap(),
+        trace_events: schedlab::kernel::tracepoint::EventSelection::parse(
+            "sched_util_est_se,sched_pelt_se",
+        )
+        .unwrap(),
         ..schedlab::Outputs::default()
     };
     let fastup = format!("feature.UTIL_EST_FASTUP={fastup}");

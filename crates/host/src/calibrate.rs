@@ -15,7 +15,7 @@
 //! medians (`fit` takes them; `--measured-pipe-us`/`--measured-messaging-s` give them
 //! without running anything).
 
-use crate::measure::{self, Runs};
+use crate::measure::{self, words, Runs};
 use schedlab::error::InputError;
 use schedlab::gen::{hackbench, pipe, HackbenchArgs, PipeArgs};
 use schedlab::kernel::Variant;
@@ -64,10 +64,6 @@ impl Spec {
     }
 }
 
-fn words(s: &str) -> Vec<String> {
-    s.split_whitespace().map(str::to_string).collect()
-}
-
 /// The line of a calibrated platform file that says the scale was fitted on `perf bench
 /// sched pipe -T` (`host validate` marks that row "fit").
 pub const PIPE_FIT_MARK: &str = "# host calibrate fit: the scale on perf bench sched pipe -T";
@@ -102,40 +98,27 @@ impl Measured {
     }
 }
 
-/// Run `cmd` `runs` times and read `parse` from each output.
 fn measure(
     cmd: &[String],
     runs: usize,
     unit: &'static str,
     parse: impl Fn(&str) -> Option<f64>,
 ) -> Result<Measured, String> {
-    let mut r = Runs::default();
-    for _ in 0..runs.max(1) {
-        let (out, load) = measure::run(cmd)?;
-        let v = parse(&out)
-            .ok_or_else(|| format!("`{}` printed no {unit}: {}", cmd.join(" "), out.trim()))?;
-        r.values.push(v);
-        r.loads.push(load);
-    }
     Ok(Measured {
         command: cmd.join(" "),
         unit,
-        runs: r,
+        runs: measure::runs_of(cmd, runs, unit, parse)?,
     })
 }
 
 /// `perf bench sched pipe -T` on the machine: µs per round trip.
 pub fn measure_pipe(spec: &Spec, runs: usize) -> Result<Measured, String> {
-    measure(&spec.pipe_command(), runs, "µs/op", |o| {
-        measure::number_before(o, "usecs/op")
-    })
+    measure(&spec.pipe_command(), runs, "µs/op", measure::perf_pipe_us)
 }
 
 /// `perf bench sched messaging` on the machine: its total time, s.
 pub fn measure_messaging(spec: &Spec, runs: usize) -> Result<Measured, String> {
-    measure(&spec.messaging_command(), runs, "s", |o| {
-        measure::number_after(o, "Total time:")
-    })
+    measure(&spec.messaging_command(), runs, "s", measure::perf_total_s)
 }
 
 /// The CPU the platform's costs are those of: the capacity-1024 CPU's uarch at its highest

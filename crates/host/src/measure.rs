@@ -185,7 +185,7 @@ pub fn run(words: &[String]) -> Result<(String, Load), String> {
 }
 
 /// The number after `key` on the first line that has it (`Time: 0.108`, `Total time: 0.5
-/// [sec]`, `  3.1 usecs/op` with the key after the number given as a suffix).
+/// [sec]`).
 pub fn number_after(text: &str, key: &str) -> Option<f64> {
     text.lines().find_map(|l| {
         let (_, rest) = l.split_once(key)?;
@@ -199,6 +199,78 @@ pub fn number_before(text: &str, unit: &str) -> Option<f64> {
         let (head, _) = l.split_once(unit)?;
         head.split_whitespace().last()?.parse().ok()
     })
+}
+
+/// `perf bench sched pipe`'s µs per round trip (`9.394700 usecs/op`).
+pub fn perf_pipe_us(out: &str) -> Option<f64> {
+    number_before(out, "usecs/op")
+}
+
+/// `perf bench sched messaging`'s total time, s (`Total time: 0.627 [sec]`).
+pub fn perf_total_s(out: &str) -> Option<f64> {
+    number_after(out, "Total time:")
+}
+
+/// hackbench's completion time, s (`Time: 0.083`).
+pub fn hackbench_s(out: &str) -> Option<f64> {
+    number_after(out, "Time:")
+}
+
+/// cyclictest's numbers from its `-h` histogram output: min, p50, p99, max (µs). A
+/// percentile beyond the histogram (an overflow) is the maximum, an upper bound.
+pub fn cyclictest_numbers(out: &str) -> Option<[f64; 4]> {
+    let field = |key: &str| number_after(out, key);
+    let (min, max) = (field("# Min Latencies:")?, field("# Max Latencies:")?);
+    let overflows = field("# Histogram Overflows:").unwrap_or(0.0) as u64;
+    let buckets: Vec<(u64, u64)> = out
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (b, c) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+            f.next().is_none().then_some((b, c))
+        })
+        .collect();
+    let n: u64 = buckets.iter().map(|b| b.1).sum::<u64>() + overflows;
+    if n == 0 {
+        return None;
+    }
+    let pct = |q: f64| {
+        let rank = ((q * n as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for &(b, c) in &buckets {
+            seen += c;
+            if seen >= rank {
+                return b as f64;
+            }
+        }
+        max
+    };
+    Some([min, pct(0.5), pct(0.99), max])
+}
+
+/// A command line's words.
+pub fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(str::to_string).collect()
+}
+
+/// Run `cmd` `runs` times (at least once) and read a number from each output with `parse`;
+/// `what` names the number when an output has none.
+pub fn runs_of(
+    cmd: &[String],
+    runs: usize,
+    what: &str,
+    parse: impl Fn(&str) -> Option<f64>,
+) -> Result<Runs, String> {
+    let mut r = Runs::default();
+    for _ in 0..runs.max(1) {
+        let (out, load) = run(cmd)?;
+        let v = parse(&out)
+            .ok_or_else(|| format!("`{}` printed no {what}: {}", cmd.join(" "), out.trim()))?;
+        r.values.push(v);
+        r.loads.push(load);
+    }
+    Ok(r)
 }
 
 /// The median of `values` (0 when there are none).
@@ -218,6 +290,16 @@ mod tests {
         let hb = "Running in process mode with 2 groups\nTime: 0.108\n";
         assert_eq!(number_after(hb, "Time:"), Some(0.108));
         assert_eq!(number_after(hb, "Nothing:"), None);
+    }
+
+    #[test]
+    fn cyclictest_percentiles_come_from_its_histogram() {
+        let out = "# /dev/cpu_dma_latency set to 0us\n000000 000000\n000002 000049\n000003 000050\n000004 000000\n# Total: 000000100\n# Min Latencies: 00002\n# Avg Latencies: 00002\n# Max Latencies: 00090\n# Histogram Overflows: 00001\n";
+        // 49 + 50 in buckets and one overflow: p50 is bucket 3, p99 bucket 3, p100 beyond.
+        assert_eq!(cyclictest_numbers(out), Some([2.0, 3.0, 3.0, 90.0]));
+        let over = out.replace("000003 000050", "000003 000040");
+        assert_eq!(cyclictest_numbers(&over).map(|n| n[2]), Some(90.0));
+        assert_eq!(cyclictest_numbers("nothing"), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! (SCHED_OTHER and FIFO, idle and beside a hackbench loop: min, p50, p99, max).
 
 use super::{Item, Opts, FAMILY_CYCLICTEST, FAMILY_HACKBENCH, FAMILY_PIPE};
-use crate::measure::{self, Load, Runs};
+use crate::measure::{self, words, Load, Runs};
 use schedlab::experiment::Experiment;
 use schedlab::report::validation::Row;
 use schedlab::Outputs;
@@ -66,27 +66,6 @@ fn hackbench_loops(quick: bool, groups: u32) -> u32 {
     (per_group / groups).max(5)
 }
 
-fn words(s: &str) -> Vec<String> {
-    s.split_whitespace().map(str::to_string).collect()
-}
-
-/// Run `cmd` `runs` times and read a number from each output with `parse`.
-fn measure_runs(
-    cmd: &[String],
-    runs: usize,
-    parse: impl Fn(&str) -> Option<f64>,
-) -> Result<Runs, String> {
-    let mut r = Runs::default();
-    for _ in 0..runs {
-        let (out, load) = measure::run(cmd)?;
-        let v = parse(&out)
-            .ok_or_else(|| format!("`{}` printed no number: {}", cmd.join(" "), out.trim()))?;
-        r.values.push(v);
-        r.loads.push(load);
-    }
-    Ok(r)
-}
-
 /// The simulation of one measured row, queued.
 fn sim_row(
     o: &Opts,
@@ -135,9 +114,7 @@ pub fn hackbench(o: &Opts) -> Vec<Item> {
                 );
                 let name = format!("`{cmd}` s");
                 (o.log)(&format!("hackbench: {cmd}"));
-                match measure_runs(&words(&cmd), o.runs, |out| {
-                    measure::number_after(out, "Time:")
-                }) {
+                match measure::runs_of(&words(&cmd), o.runs, "Time:", measure::hackbench_s) {
                     Ok(runs) => {
                         let args = format!("groups = {groups}, loops = {loops}, pipe = {pipe}, threads = {threads}");
                         items.push(sim_row(
@@ -189,9 +166,7 @@ pub fn perf_pipe(o: &Opts) -> Vec<Item> {
         );
         let name = format!("`{cmd}` µs/op");
         (o.log)(&format!("perf: {cmd}"));
-        match measure_runs(&words(&cmd), o.runs, |out| {
-            measure::number_before(out, "usecs/op")
-        }) {
+        match measure::runs_of(&words(&cmd), o.runs, "usecs/op", measure::perf_pipe_us) {
             Ok(runs) => {
                 let args = format!("runtime = 1, processes = {}", !threads);
                 items.push(sim_row(
@@ -214,39 +189,6 @@ pub fn perf_pipe(o: &Opts) -> Vec<Item> {
 
 /// The background of the loaded cyclictest rows: hackbench runs one after another.
 const BACKGROUND: &str = "hackbench -g 2 -l 1000";
-
-/// cyclictest's numbers from its `-h` histogram output: min, p50, p99, max (µs). A
-/// percentile beyond the histogram (an overflow) is the maximum, an upper bound.
-pub fn cyclictest_numbers(out: &str) -> Option<[f64; 4]> {
-    let field = |key: &str| measure::number_after(out, key);
-    let (min, max) = (field("# Min Latencies:")?, field("# Max Latencies:")?);
-    let overflows = field("# Histogram Overflows:").unwrap_or(0.0) as u64;
-    let buckets: Vec<(u64, u64)> = out
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let (b, c) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
-            f.next().is_none().then_some((b, c))
-        })
-        .collect();
-    let n: u64 = buckets.iter().map(|b| b.1).sum::<u64>() + overflows;
-    if n == 0 {
-        return None;
-    }
-    let pct = |q: f64| {
-        let rank = ((q * n as f64).ceil() as u64).max(1);
-        let mut seen = 0;
-        for &(b, c) in &buckets {
-            seen += c;
-            if seen >= rank {
-                return b as f64;
-            }
-        }
-        max
-    };
-    Some([min, pct(0.5), pct(0.99), max])
-}
 
 /// cyclictest SCHED_OTHER and FIFO, idle and beside a hackbench loop.
 pub fn cyclictest(o: &Opts) -> Vec<Item> {
@@ -291,7 +233,7 @@ pub fn cyclictest(o: &Opts) -> Vec<Item> {
                     measure::run(&words(&cmd))
                 };
                 match r.and_then(|(out, load)| {
-                    cyclictest_numbers(&out)
+                    measure::cyclictest_numbers(&out)
                         .map(|n| (n, load))
                         .ok_or_else(|| format!("`{cmd}` printed no histogram"))
                 }) {
@@ -386,16 +328,6 @@ fn beside_background(cmd: &[String]) -> Result<(String, Load), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cyclictest_percentiles_come_from_its_histogram() {
-        let out = "# /dev/cpu_dma_latency set to 0us\n000000 000000\n000002 000049\n000003 000050\n000004 000000\n# Total: 000000100\n# Min Latencies: 00002\n# Avg Latencies: 00002\n# Max Latencies: 00090\n# Histogram Overflows: 00001\n";
-        // 49 + 50 in buckets and one overflow: p50 is bucket 3, p99 bucket 3, p100 beyond.
-        assert_eq!(cyclictest_numbers(out), Some([2.0, 3.0, 3.0, 90.0]));
-        let over = out.replace("000003 000050", "000003 000040");
-        assert_eq!(cyclictest_numbers(&over).map(|n| n[2]), Some(90.0));
-        assert_eq!(cyclictest_numbers("nothing"), None);
-    }
 
     #[test]
     fn hackbench_sends_about_as_many_messages_whatever_the_groups() {
