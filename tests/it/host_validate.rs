@@ -5,30 +5,17 @@
 //! skips visibly where they are missing and asserts no host timing.
 
 use crate::common::skip;
+use crate::host::{data, platform_of, schedlab};
 use schedlab::platform::load_file;
 use schedlab::report::validation::{render, Noise, Row, Spread, Validation};
 use schedlab_host::calibrate::{fit_scale, Spec};
 use schedlab_host::measure::{
     cyclictest_numbers, hackbench_s, have, perf_pipe_us, perf_total_s, run, words,
 };
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn data(sub: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/host")
-        .join(sub)
-}
+use std::path::PathBuf;
 
 fn output(name: &str) -> String {
     std::fs::read_to_string(data("output").join(name)).unwrap()
-}
-
-fn schedlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]
@@ -178,17 +165,8 @@ fn the_scale_fit_is_the_same_for_the_same_median_and_slower_for_a_slower_machine
 #[test]
 fn calibrate_writes_the_same_file_for_the_same_medians_each_cost_naming_its_measurement() {
     let dir = tempfile::tempdir().unwrap();
-    let plat = dir.path().join("vm.toml");
-    let root = data("xeon-vm");
-    let out = schedlab(&[
-        "host",
-        "platform",
-        "--sysfs-root",
-        root.to_str().unwrap(),
-        "--out",
-        plat.to_str().unwrap(),
-    ]);
-    assert!(out.status.success());
+    platform_of(&data("xeon-vm"), dir.path());
+    let plat = dir.path().join("p.toml");
     let files: Vec<PathBuf> = (0..2)
         .map(|i| dir.path().join(format!("c{i}.toml")))
         .collect();

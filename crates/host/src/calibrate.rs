@@ -531,39 +531,52 @@ pub fn report(c: &Calibration) -> String {
             );
         }
     }
-    let _ = writeln!(s, "scale (× an A53's work per cycle) → gen pipe µs/op:");
-    for (v, us) in &c.scale.steps {
-        let _ = writeln!(s, "  {v:.5} → {us:.4}");
-    }
-    let _ = writeln!(
-        s,
-        "scale {}: {:.4}, simulating {:.4} µs/op against {:.4}",
-        if c.scale.reached {
-            "fitted"
-        } else {
-            "NOT fitted (kept)"
-        },
-        c.scale.value,
-        c.scale.simulated,
-        c.pipe.spread().median
+    let pipe = (c.pipe.spread().median, "µs/op");
+    fit_lines(
+        &mut s,
+        "scale",
+        "(× an A53's work per cycle) → gen pipe",
+        &c.scale,
+        pipe,
+        5,
     );
-    let _ = writeln!(s, "unix_op_ns → gen hackbench s:");
-    for (v, t) in &c.unix_op.steps {
-        let _ = writeln!(s, "  {v:.0} → {t:.4}");
-    }
-    let _ = writeln!(
-        s,
-        "unix_op_ns {}: {:.0}, simulating {:.4} s against {:.4}",
-        if c.unix_op.reached {
-            "fitted"
-        } else {
-            "NOT fitted (kept)"
-        },
-        c.unix_op.value,
-        c.unix_op.simulated,
-        c.messaging.spread().median
+    let messaging = (c.messaging.spread().median, "s");
+    fit_lines(
+        &mut s,
+        "unix_op_ns",
+        "→ gen hackbench",
+        &c.unix_op,
+        messaging,
+        0,
     );
     s
+}
+
+/// A fit's bisection, step by step (the value with `decimals`), and where it ended against
+/// the measured `target` (number, unit).
+fn fit_lines(
+    s: &mut String,
+    what: &str,
+    to: &str,
+    fit: &Fit,
+    target: (f64, &str),
+    decimals: usize,
+) {
+    let (median, unit) = target;
+    let _ = writeln!(s, "{what} {to} {unit}:");
+    for (v, sim) in &fit.steps {
+        let _ = writeln!(s, "  {v:.decimals$} → {sim:.4}");
+    }
+    let how = if fit.reached {
+        "fitted"
+    } else {
+        "NOT fitted (kept)"
+    };
+    let _ = writeln!(
+        s,
+        "{what} {how}: {:.decimals$}, simulating {:.4} {unit} against {median:.4}",
+        fit.value, fit.simulated
+    );
 }
 
 /// A measurement given instead of run (`--measured-pipe-us`, `--measured-messaging-s`): one

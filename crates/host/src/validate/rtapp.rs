@@ -22,7 +22,7 @@ use super::{Item, Opts, FAMILY_RTAPP};
 use crate::measure::{self, Load};
 use crate::record;
 use schedlab::experiment::Experiment;
-use schedlab::report::validation::Row;
+use schedlab::report::validation::{Noise, Row};
 use schedlab::report::Results;
 use schedlab::trace::replay::timeline::{self, CpuInfo, Timeline, Window};
 use schedlab::Outputs;
@@ -422,109 +422,33 @@ fn example(
     let name = path
         .file_stem()
         .map_or("example".into(), |s| s.to_string_lossy().into_owned());
+    let not_run = |why: String| vec![Item::rows(Row::not_run(FAMILY_RTAPP, &name, why))];
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) => {
-            return vec![Item::rows(Row::not_run(
-                FAMILY_RTAPP,
-                &name,
-                format!("{}: {e}", path.display()),
-            ))]
-        }
+        Err(e) => return not_run(format!("{}: {e}", path.display())),
     };
     let dir = o.work.join("rtapp").join(&name);
-    let conv = match convert(
-        &text,
-        &path.display().to_string(),
-        &settings_for(o, calib, &dir, &name),
-    ) {
+    let file = path.display().to_string();
+    let conv = match convert(&text, &file, &settings_for(o, calib, &dir, &name)) {
         Ok(c) => c,
-        Err(e) => return vec![Item::rows(Row::not_run(FAMILY_RTAPP, &name, e))],
+        Err(e) => return not_run(e),
     };
     // The simulation's reading, checked before anything runs.
     let sim_text = serde_json::to_string_pretty(&conv.json).expect("JSON serialises");
     let workload =
         match schedlab::workload::parse_workload(&sim_text, &format!("{name} (rt-app 1.0)")) {
             Ok(w) => w,
-            Err(e) => {
-                return vec![Item::rows(Row::not_run(
-                    FAMILY_RTAPP,
-                    &name,
-                    format!("schedlab refused it: {e}"),
-                ))]
-            }
+            Err(e) => return not_run(format!("schedlab refused it: {e}")),
         };
     let mut real: Vec<Stats> = Vec::new();
     let mut loads: Vec<Load> = Vec::new();
     for run in 0..o.runs {
         let logdir = dir.join(format!("run{run}"));
-        let _ = std::fs::create_dir_all(&logdir);
-        let conv = convert(
-            &text,
-            &path.display().to_string(),
-            &settings_for(o, calib, &logdir, &name),
-        )
-        .expect("converted once");
-        let file = logdir.join(format!("{name}.json"));
-        if let Err(e) = std::fs::write(
-            &file,
-            serde_json::to_string_pretty(&conv.json).expect("JSON"),
-        ) {
-            return vec![Item::rows(Row::not_run(
-                FAMILY_RTAPP,
-                &name,
-                format!("{}: {e}", file.display()),
-            ))];
-        }
-        let trace = logdir.join(format!("{name}.txt"));
-        let output = logdir.join("rt-app.out");
-        let req = record::Request {
-            out: trace.clone(),
-            events: None,
-            buffer_kb: None,
-            tracefs: None,
-            command: vec!["rt-app".into(), file.display().to_string()],
-            output: Some(output.clone()),
-        };
-        let (rec, load) = measure::during(|| record::record(&req));
-        let rec = match rec {
+        let conv =
+            convert(&text, &file, &settings_for(o, calib, &logdir, &name)).expect("converted once");
+        let (stats, load, trace) = match run_once(&conv, &logdir, &name, info) {
             Ok(r) => r,
-            Err(e) => {
-                return vec![Item::rows(Row::not_run(
-                    FAMILY_RTAPP,
-                    &name,
-                    format!("host record: {e}"),
-                ))]
-            }
-        };
-        if rec.status != 0 {
-            let out = std::fs::read_to_string(&output).unwrap_or_default();
-            return vec![Item::rows(Row::not_run(
-                FAMILY_RTAPP,
-                &name,
-                refusal(&out, rec.status),
-            ))];
-        }
-        let text = match std::fs::read_to_string(&trace) {
-            Ok(t) => t,
-            Err(e) => {
-                return vec![Item::rows(Row::not_run(
-                    FAMILY_RTAPP,
-                    &name,
-                    format!("{}: {e}", trace.display()),
-                ))]
-            }
-        };
-        let tl = match timeline::read(&text, &trace.display().to_string(), info, Window::default())
-        {
-            Ok(t) => t,
-            Err(e) => {
-                return vec![Item::rows(Row::not_run(
-                    FAMILY_RTAPP,
-                    &name,
-                    format!("the trace: {e}"),
-                ))]
-            }
+            Err(e) => return not_run(e),
         };
         if run == 0 {
             let mut patterns: Vec<String> = conv
@@ -533,12 +457,11 @@ fn example(
                 .map(|(k, _)| k.chars().take(15).collect())
                 .collect();
             patterns.push("rt-app".into());
-            traces.push((name.clone(), trace.clone(), patterns));
+            traces.push((name.clone(), trace, patterns));
         }
-        real.push(real_stats(&tl, &conv.tasks, &logdir, &name));
+        real.push(stats);
         loads.push(load);
     }
-    let noise = measure::noise(&loads);
     let mut items = Vec::new();
     if !conv.notes.is_empty() {
         items.push(Item::Note(format!(
@@ -546,26 +469,83 @@ fn example(
             conv.notes.join("; ")
         )));
     }
-    let platform = o.platform.display().to_string();
-    let seeds = o.runs as u64;
-    let tasks = conv.tasks.clone();
-    let simdir = dir.join("sim");
-    items.push(Item::sim(move || {
-        let exp = Experiment::from_workload(workload, &platform);
+    let sim = Sim {
+        platform: o.platform.display().to_string(),
+        seeds: o.runs as u64,
+        tasks: conv.tasks,
+        dir: dir.join("sim"),
+        name,
+        noise: measure::noise(&loads),
+    };
+    items.push(Item::sim(move || sim.rows(workload, &real)));
+    items
+}
+
+/// One run of the converted example on the machine under `host record`, its log and trace
+/// in `logdir`: the threads' numbers, the load meanwhile and the trace; Err is why the row
+/// could not run.
+fn run_once(
+    conv: &Converted,
+    logdir: &Path,
+    name: &str,
+    info: &CpuInfo,
+) -> Result<(Stats, Load, PathBuf), String> {
+    let _ = std::fs::create_dir_all(logdir);
+    let file = logdir.join(format!("{name}.json"));
+    let json = serde_json::to_string_pretty(&conv.json).expect("JSON");
+    std::fs::write(&file, json).map_err(|e| format!("{}: {e}", file.display()))?;
+    let trace = logdir.join(format!("{name}.txt"));
+    let output = logdir.join("rt-app.out");
+    let req = record::Request {
+        out: trace.clone(),
+        events: None,
+        buffer_kb: None,
+        tracefs: None,
+        command: vec!["rt-app".into(), file.display().to_string()],
+        output: Some(output.clone()),
+    };
+    let (rec, load) = measure::during(|| record::record(&req));
+    let rec = rec.map_err(|e| format!("host record: {e}"))?;
+    if rec.status != 0 {
+        let out = std::fs::read_to_string(&output).unwrap_or_default();
+        return Err(refusal(&out, rec.status));
+    }
+    let text = std::fs::read_to_string(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+    let tl = timeline::read(&text, &trace.display().to_string(), info, Window::default())
+        .map_err(|e| format!("the trace: {e}"))?;
+    Ok((real_stats(&tl, &conv.tasks, logdir, name), load, trace))
+}
+
+/// An example's simulation, queued until every measurement is done.
+struct Sim {
+    platform: String,
+    seeds: u64,
+    tasks: Vec<(String, u64)>,
+    dir: PathBuf,
+    name: String,
+    noise: Noise,
+}
+
+impl Sim {
+    /// Simulate the workload with seeds 0..seeds: a row per thread and metric beside the
+    /// machine's `real` runs.
+    fn rows(self, workload: schedlab::workload::Workload, real: &[Stats]) -> Vec<Row> {
+        let name = &self.name;
+        let exp = Experiment::from_workload(workload, &self.platform);
         let mut sims: Vec<Stats> = Vec::new();
-        for seed in 0..seeds {
-            let logdir = simdir.join(format!("seed{seed}"));
+        for seed in 0..self.seeds {
+            let logdir = self.dir.join(format!("seed{seed}"));
             let out = Outputs {
                 rtapp_logs: Some(logdir.clone()),
                 ..Outputs::default()
             };
             match exp.run(seed, true, &out) {
-                Ok(r) => sims.push(sim_stats(&r, &tasks, &logdir, &name)),
-                Err(e) => return vec![Row::not_run(FAMILY_RTAPP, &name, format!("schedlab: {e}"))],
+                Ok(r) => sims.push(sim_stats(&r, &self.tasks, &logdir, name)),
+                Err(e) => return vec![Row::not_run(FAMILY_RTAPP, name, format!("schedlab: {e}"))],
             }
         }
         let mut rows = Vec::new();
-        for (key, instances) in &tasks {
+        for (key, instances) in &self.tasks {
             let who = if *instances == 1 {
                 key.clone()
             } else {
@@ -575,7 +555,7 @@ fn example(
                 let pick = |runs: &[Stats]| -> Vec<f64> {
                     runs.iter().filter_map(|s| s.get(key).and_then(f)).collect()
                 };
-                let r = pick(&real);
+                let r = pick(real);
                 if r.is_empty() {
                     continue;
                 }
@@ -585,13 +565,12 @@ fn example(
                     &r,
                     &pick(&sims),
                 );
-                row.noise = noise;
+                row.noise = self.noise;
                 rows.push(row);
             }
         }
         rows
-    }));
-    items
+    }
 }
 
 /// Every example of the directory that rt-app 1.0 takes; the traces of their first runs
