@@ -1,9 +1,10 @@
 //! `schedlab host`: the machine schedlab runs on (crates/host). `platform` writes its
 //! platform file; `record` runs a command under tracefs and writes the trace, the platform
 //! and LISA's plat_info.yml; `calibrate` fits the platform's costs on two microbenchmarks;
-//! `validate` prints real workloads beside their simulation (exit 0 whatever they show). Exit codes: `record` exits with the command's status (as
-//! `time` and `strace` do; 128 + N when a signal N ended it) once the trace is written;
-//! 2 when tracefs cannot be used or an argument is wrong, 3 when an output cannot be written.
+//! `validate` prints real workloads beside their simulation (exit 0 whatever they show).
+//! Exit codes: `record` exits with the command's status (as `time` and `strace` do; 128 + N
+//! when a signal N ended it) once the trace is written; 2 when tracefs cannot be used or an
+//! argument is wrong, 3 when an output cannot be written.
 
 use crate::emit;
 use schedlab::error::InputError;
