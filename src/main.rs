@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 use schedlab::api::{self, CompareRequest, RunRequest, SideOptions, Source, SweepRequest};
 use schedlab::error::InputError;
+use schedlab::error::OneLine;
 use schedlab::experiment::Experiment;
 use schedlab::platform::Platform;
 use schedlab::Error;
@@ -268,10 +269,23 @@ fn side_options(
     }
 }
 
-/// Warnings of the loaded sides are printed once here (they are also in the results).
-fn print_warnings(exp: &Experiment) {
-    for w in &exp.workload.warnings {
-        eprintln!("schedlab: {w}");
+/// The warnings of the loaded sides (they are also in the results), kept until the input
+/// has been accepted: a command that fails on its input prints its error alone, as the last
+/// and only `schedlab:` line.
+#[derive(Default)]
+struct Warnings(std::cell::RefCell<Vec<String>>);
+
+impl Warnings {
+    fn keep(&self, exp: &Experiment) {
+        let mut kept = self.0.borrow_mut();
+        kept.extend(exp.workload.warnings.iter().map(ToString::to_string));
+    }
+
+    /// Print what was kept.
+    fn print(&self) {
+        for w in self.0.borrow_mut().drain(..) {
+            eprintln!("schedlab: {w}");
+        }
     }
 }
 
@@ -295,8 +309,11 @@ fn run(args: RunArgs) -> Result<(), Error> {
         rtapp_logs: args.rtapp_logs.clone(),
         plot: args.plot.clone(),
     };
-    let (exp, seed, outputs) = req.prepare(&print_warnings)?;
-    let results = exp.run(seed, req.reproducible, &outputs)?;
+    let warnings = Warnings::default();
+    let (exp, seed, outputs) = req.prepare(&|e| warnings.keep(e))?;
+    let simulation = exp.start(seed, req.reproducible, &outputs)?;
+    warnings.print();
+    let results = simulation.run()?;
     let json = serde_json::to_string_pretty(&results).expect("results serialise");
     output(args.json.as_deref(), json, || {
         schedlab::report::summary(&results)
@@ -318,11 +335,13 @@ fn compare(args: CompareArgs) -> Result<(), Error> {
         metrics: args.metric.clone(),
         stats: args.stats,
     };
-    let (sides, seeds) = req.prepare(&print_warnings)?;
+    let warnings = Warnings::default();
+    let (sides, seeds) = req.prepare(&|e| warnings.keep(e))?;
     let bar = progress((sides.len() * seeds.len()) as u64);
     let cmp = req.run(&sides, &seeds, &|| bar.inc(1));
     bar.finish_and_clear();
     let cmp = cmp?;
+    warnings.print();
     if let Some(dir) = &args.plot {
         schedlab::report::plot::compare_bars(&cmp, dir)?;
     }
@@ -369,10 +388,7 @@ fn progress(len: u64) -> indicatif::ProgressBar {
 
 fn sweep(args: SweepArgs) -> Result<(), Error> {
     use schedlab::sweep;
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::Io {
-        path: args.out.display().to_string(),
-        source: e,
-    })?;
+    let warnings = Warnings::default();
     let (points, stem) = if args.merge.is_empty() {
         let req = SweepRequest {
             workload: Source::Arg(args.workload.clone().unwrap_or_else(|| "-".into())),
@@ -386,7 +402,7 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
             seed: args.seed,
             shard: args.shard.clone(),
         };
-        let spec = req.prepare(&print_warnings)?;
+        let spec = req.prepare(&|e| warnings.keep(e))?;
         let shard = spec.shard;
         let bar = progress(spec.len() as u64);
         let points = sweep::run(&spec, &|| bar.inc(1));
@@ -399,7 +415,14 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
     } else {
         (api::read_shards(&args.merge)?, "points".to_string())
     };
+    // A sweep none of whose points ran fails as a whole: its error alone, nothing written.
+    api::check_points(&points)?;
+    warnings.print();
     let failed = points.iter().filter(|p| p.status != "ok").count();
+    std::fs::create_dir_all(&args.out).map_err(|e| Error::Io {
+        path: args.out.display().to_string(),
+        source: e,
+    })?;
     write_file(&args.out.join(format!("{stem}.csv")), &sweep::csv(&points))?;
     write_file(
         &args.out.join(format!("{stem}.json")),
@@ -413,7 +436,7 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
     for p in points.iter().filter(|p| p.status != "ok") {
         eprintln!("schedlab: point {} {:?}: {}", p.index, p.params, p.status);
     }
-    api::check_points(&points)
+    Ok(())
 }
 
 /// `schedlab check`: every warning and every error of an rt-app file (an experiment file:
@@ -421,13 +444,15 @@ fn sweep(args: SweepArgs) -> Result<(), Error> {
 /// `strict`, a warning), all of them printed.
 fn check(arg: &str, platform: Option<&str>, strict: bool) -> Result<bool, Error> {
     if arg.ends_with(".toml") {
+        let warnings = Warnings::default();
         let e = api::load_side(
             &Source::Arg(arg.to_string()),
             &side_options(platform, None, &[], strict),
-            &print_warnings,
+            &|e| warnings.keep(e),
         )?;
         let (p, _) = e.build()?;
         e.workload.check_platform(p.nr_cpus())?;
+        warnings.print();
         outln!("{arg}: ok ({} tasks)", e.workload.tasks.len());
         return Ok(true);
     }
@@ -528,8 +553,39 @@ fn switches(pattern: Option<&str>) -> Result<(), Error> {
     Ok(())
 }
 
+/// The command line parsed; a mistake in it is one `schedlab:` line and exit code 2
+/// (`--help` and `--version` print their text and exit 0).
+fn parse_command_line() -> Result<Cli, ExitCode> {
+    use clap::{CommandFactory, FromArgMatches};
+    let cmd = schedlab::args::lenient(Cli::command());
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let parsed = cmd
+        .clone()
+        .try_get_matches_from(&args)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let words: Vec<String> = args
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    parsed.map_err(|e| match schedlab::args::error_parts(&cmd, &words, &e) {
+        Some((what, expected, found)) => {
+            eprintln!(
+                "schedlab: {}: expected {}, found {}",
+                OneLine(&what),
+                OneLine(&expected),
+                OneLine(&found)
+            );
+            ExitCode::from(2)
+        }
+        None => e.exit(),
+    })
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse_command_line() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Compare(args) => compare(args),

@@ -3,11 +3,14 @@ frequency: schedutil with util_est (v6.1's default) against schedutil without it
 
     python examples/freq_residency.py [OUT.png]
 
-Needs LISA (lisa-linux), pandas and matplotlib; set MPLBACKEND=Agg to draw without a
-display.
+Without OUT.png the figure goes to a new temporary folder (its path is printed), not the
+current directory. Needs LISA (lisa-linux), pandas and matplotlib; set MPLBACKEND=Agg to
+draw without a display.
 """
 
+import os
 import sys
+import tempfile
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -45,6 +48,9 @@ for ax, cluster in zip(axes, residency["UTIL_EST"].columns):
     ax.set_title(f"{PLATFORM} {cluster}")
     ax.set_ylabel("time (%)")
 fig.tight_layout()
-out = sys.argv[1] if len(sys.argv) > 1 else "freq_residency.png"
+if len(sys.argv) > 1:
+    out = sys.argv[1]
+else:
+    out = os.path.join(tempfile.mkdtemp(prefix="schedlab-example-"), "freq_residency.png")
 fig.savefig(out)
 print(f"wrote {out}")

@@ -52,6 +52,15 @@ __all__ = [
 ]
 
 
+# How to install LISA: lisa-linux 3.1.0 alone fails (nest_asyncio is missing from its
+# requirements, and NumPy 2 has no np.NaN); the pins are scripts/install-lisa.sh's and the
+# README's, the versions tested.
+_LISA_PIP = 'pip install lisa-linux==3.1.0 "numpy<2" "pyarrow<16" "pandas<2.2" nest_asyncio'
+
+# The first bytes of a trace.dat (trace-cmd.dat(5)).
+_DAT_MAGIC = b"\x17\x08\x44"
+
+
 def _pandas():
     try:
         import pandas
@@ -96,6 +105,20 @@ def _pairs(switches, what="set") -> list[str]:
                 ) from None
             out.append(f"{k}={_value(v)}")
     return out
+
+
+def _uint(func: str, name: str, value, lo: int = 0, hi: int = 2**64 - 1):
+    """An integer argument in ``lo..=hi`` (a seed takes any u64), or None; anything else
+    raises :class:`InputError` naming the function and the argument, as the command line
+    names the option."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        err = InputError(f"schedlab.{func}: {name}: expected an integer {lo}..={hi}, found {value!r}")
+        err.file, err.place = f"schedlab.{func}", name
+        err.expected, err.found = f"an integer {lo}..={hi}", repr(value)
+        raise err
+    return value
 
 
 def _duration(d):
@@ -217,20 +240,30 @@ class Results:
 
         Needs ``trace=PATH`` in :func:`run` and LISA (``lisa-linux``) importable; keyword
         arguments go to ``Trace`` (``normalize_time`` defaults to False, so times are the
-        trace's).
+        trace's: the simulated time plus 1 ns). A text trace (whatever its name) is read
+        with LISA's human-readable parser told how ftrace's ``print`` lines read, so that
+        rt-app's own lines become LISA's ``userspace@rtapp_*`` events (``ana.rta``); a
+        trace.dat is read through trace-cmd. ``parser=`` overrides the choice.
         """
         if self.trace_path is None:
             raise ValueError("this run wrote no trace: run it with trace='run.txt'")
         try:
             from lisa.platforms.platinfo import PlatformInfo
-            from lisa.trace import Trace
+            from lisa.trace import HRTxtTraceParser, PrintTxtEventParser, Trace, TxtTraceParser
         except ImportError as e:
-            raise ImportError(
-                "Results.lisa_trace() needs LISA (pip install lisa-linux): " + str(e)
-            ) from e
+            raise ImportError(f"Results.lisa_trace() needs LISA ({_LISA_PIP}): {e}") from e
         stem = self.trace_path.stem
         yml = self.trace_path.with_name(f"{stem}.plat_info.yml")
         kwargs.setdefault("normalize_time", False)
+        if "parser" not in kwargs:
+            with open(self.trace_path, "rb") as f:
+                dat = f.read(3) == _DAT_MAGIC
+            # (LISA would choose by the name: .txt is text, anything else a trace.dat.)
+            if dat:
+                kwargs["parser"] = TxtTraceParser.from_dat
+            else:
+                prints = PrintTxtEventParser(event="print", func_field="ip", content_field="buf")
+                kwargs["parser"] = HRTxtTraceParser.from_txt_file(event_parsers=[prints])
         return Trace(
             str(self.trace_path), plat_info=PlatformInfo.from_yaml_map(str(yml)), **kwargs
         )
@@ -299,7 +332,7 @@ def run(
         _pairs(set),
         timed,
         governor,
-        seed,
+        _uint("run", "seed", seed),
         reproducible,
         strict,
         _path(trace),
@@ -379,7 +412,7 @@ def compare(
         platform,
         _duration(duration),
         _pairs(set),
-        runs,
+        _uint("compare", "runs", runs, 1, 1000),
         list(metrics or []),
         strict,
     )
@@ -444,7 +477,7 @@ def sweep(
         _duration(duration),
         _pairs(set),
         _params(params),
-        seed,
+        _uint("sweep", "seed", seed),
         shard,
         strict,
     )
@@ -477,7 +510,14 @@ def sweep_points(
         "strict": strict,
     }
     points = _native.sweep_points(
-        src, platform, _duration(duration), _pairs(set), _params(params), seed, shard, strict
+        src,
+        platform,
+        _duration(duration),
+        _pairs(set),
+        _params(params),
+        _uint("sweep_points", "seed", seed),
+        shard,
+        strict,
     )
     return [
         {**common, "seed": seed, "index": index, "params": dict(p)}
@@ -493,8 +533,8 @@ def run_point(point: dict) -> dict:
         point["duration"],
         list(point["set"]),
         point["strict"],
-        point["seed"],
-        point["index"],
+        _uint("run_point", "seed", point["seed"]),
+        _uint("run_point", "index", point["index"]),
         {str(k): str(v) for k, v in point["params"].items()},
     )
     return _json.loads(text)
@@ -529,7 +569,7 @@ class Platform(dict):
             from lisa.platforms.platinfo import PlatformInfo
         except ImportError as e:
             raise ImportError(
-                "Platform.plat_info() needs LISA (pip install lisa-linux): " + str(e)
+                f"Platform.plat_info() needs LISA ({_LISA_PIP}): {e}"
             ) from e
         import tempfile
 

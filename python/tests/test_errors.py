@@ -114,3 +114,21 @@ def test_warnings_are_python_warnings_and_strict_makes_them_errors(tmp_path):
     with pytest.raises(schedlab.InputError) as e:
         schedlab.run(w, strict=True)
     check_same(e.value, message)
+
+
+def test_integer_arguments_out_of_range_are_input_errors_naming_them():
+    cases = [
+        (lambda: schedlab.run(WORKLOAD, seed=-1), "schedlab.run", "seed", "-1"),
+        (lambda: schedlab.run(WORKLOAD, seed=2**64), "schedlab.run", "seed", str(2**64)),
+        (lambda: schedlab.run(WORKLOAD, seed="1"), "schedlab.run", "seed", "'1'"),
+        (lambda: schedlab.compare([WORKLOAD], vs=[{}], runs=0), "schedlab.compare", "runs", "0"),
+        (lambda: schedlab.sweep(WORKLOAD, {"cpufreq.rate_limit_us": [1]}, seed=-5),
+         "schedlab.sweep", "seed", "-5"),
+    ]
+    for call, file, place, found in cases:
+        with pytest.raises(schedlab.InputError) as e:
+            call()
+        assert (e.value.file, e.value.place, e.value.found) == (file, place, found)
+        assert f"{e.value.file}: {e.value.place}: expected {e.value.expected}, found {e.value.found}" == str(e.value)
+    # The largest seed runs, as --seed takes it.
+    assert schedlab.run(WORKLOAD, duration="10ms", seed=2**64 - 1).json["seed"] == 2**64 - 1

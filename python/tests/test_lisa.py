@@ -1,10 +1,12 @@
 """A LISA user's loop: an `RTAConf` runs directly, and the trace opens in LISA with the
-run's platform info."""
+run's platform info; rt-app's own trace lines reach LISA's rta analysis."""
 
-import json
+import shutil
+
+import pytest
 
 import schedlab
-from conftest import cli_json, need
+from conftest import ROOT, cannot_check, cli_json, need
 
 
 def rtaconf():
@@ -57,3 +59,52 @@ def test_lisa_trace_needs_a_trace():
     r = schedlab.run(duration="1s")
     with pytest.raises(ValueError):
         r.lisa_trace()
+
+
+def rtapp_example(name):
+    """rt-app's example `name` (../shared beside the checkout, as the Rust tests read it)."""
+    path = ROOT.parent / "shared/workloads/rt-app-examples" / f"{name}.json"
+    if not path.exists():
+        cannot_check(f"{path} not found (rt-app's examples)")
+    return path.read_text()
+
+
+@pytest.mark.parametrize("name, trace_format", [("run.txt", None), ("run.trace", "text"),
+                                                ("run.dat", None)])
+def test_lisa_trace_of_an_rt_app_example_has_rt_apps_stats(tmp_path, name, trace_format):
+    """rt-app's example 1 (a thread running 20 ms, sleeping 80 ms) with rt-app's stats lines
+    on: `lisa_trace()` gives LISA's rta analysis rt-app's lines (a text trace, whatever its
+    name, is read with the parser told how `print` lines read: LISA's default parser fails
+    on them with KeyError 'ip'), and the task analyses agree with the results."""
+    need("lisa.trace")
+    if name.endswith(".dat") and shutil.which("trace-cmd") is None:
+        cannot_check("trace-cmd is not installed: LISA cannot read a trace.dat")
+    before = '"ftrace" : "main,task,loop,event"'
+    workload = rtapp_example("example1")
+    assert before in workload
+    workload = workload.replace(before, '"ftrace" : "main,task,loop,event,stats"')
+    trace = tmp_path / name
+    r = schedlab.run(workload, duration="1s", trace=trace, trace_format=trace_format,
+                     reproducible=True)
+    # The iterations rt-app ended, as the text trace says.
+    text_trace = tmp_path / "text.txt"
+    schedlab.run(workload, duration="1s", trace=text_trace, reproducible=True)
+    ends = text_trace.read_text().count(" rtapp_stats: ")
+    assert ends >= 9
+    t = r.lisa_trace()
+    stats = t.ana.rta.df_rtapp_stats()
+    assert len(stats) == ends
+    assert set(stats["__comm"]) == {"thread0-0"}
+    assert (stats["c_run"] == 20000).all() and (stats["c_period"] == 0).all()
+    assert (stats["run"] >= stats["c_run"]).all()
+    assert (stats["period"] >= 100000).all(), stats["period"]
+    loops = t.ana.rta.df_rtapp_loop()
+    assert len(loops[loops["event"] == "end"]) == ends
+    assert [task.comm for task in t.ana.rta.rtapp_tasks] == ["rt-app", "thread0-0"]
+    # The task analyses: the thread's running time is the results' runtime.
+    runtime = t.ana.tasks.df_tasks_runtime()
+    (task,) = r.json["tasks"]
+    assert task["name"] == "thread0-0"
+    assert abs(runtime.loc[1000, "runtime"] - task["runtime_ns"] / 1e9) < 1e-6
+    activations = t.ana.tasks.df_task_activation("thread0-0")
+    assert len(activations[activations["active"] == 1]) >= ends

@@ -310,7 +310,10 @@ fn counts_and_sizes_are_bounded_with_exit_2() {
             "r.toml",
             &format!("runs = {runs}\n[[workload]]\ngen = \"fio\"\n"),
         );
-        assert_input_error(&schedlab(&["check", &exp], None), &["runs", "at most 1000"]);
+        assert_input_error(
+            &schedlab(&["check", &exp], None),
+            &["runs", "from 1 to 1000"],
+        );
     }
     let seeds: Vec<String> = (0..1001).map(|i| i.to_string()).collect();
     let exp = write(
@@ -758,4 +761,114 @@ fn compare_follows_mmtests_conventions_and_keeps_every_seed() {
     for row in ["CoeffVar", "Min ", "Max "] {
         assert!(text.contains(row), "{row} missing: {text}");
     }
+}
+
+/// Mistakes in the command line itself are one `schedlab:` line naming the option, what it
+/// takes and what it was given, with exit code 2; negative numbers are values, so their own
+/// check answers. `--help` and `--version` still print their text.
+#[test]
+fn command_line_mistakes_are_one_line() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["compare", "--runs", "x", "a.json", "b.json"],
+            &["schedlab: --runs: expected an integer 1..=1000, found \"x\""],
+        ),
+        (
+            &["run", "--seed", "-1"],
+            &["schedlab: --seed: expected an integer 0..=18446744073709551615, found \"-1\""],
+        ),
+        (
+            &["frob"],
+            &["command line", "a command: run, compare", "\"frob\""],
+        ),
+        (&["rnu"], &["did you mean \"run\""]),
+        (
+            &["run", "--duration", "-1s"],
+            &["--duration", "a positive time", "-1s"],
+        ),
+        (
+            &["gen", "fio", "--service-time", "-5"],
+            &["--service-time", "an integer 0..=", "\"-5\""],
+        ),
+        (
+            &["gen", "fio", "--iodepth", "x"],
+            &["--iodepth", "an integer 1..=1", "\"x\""],
+        ),
+        (
+            &["run", "--sed", "1"],
+            &["schedlab run", "\"--sed\"", "did you mean \"--seed\""],
+        ),
+        (&["gen"], &["schedlab gen", "a command: fio"]),
+        (&[], &["command line", "a command"]),
+    ];
+    for (args, fragments) in cases {
+        let out = schedlab(args, None);
+        assert_input_error(&out, fragments);
+        assert!(
+            String::from_utf8_lossy(&out.stderr).starts_with("schedlab: "),
+            "{args:?}"
+        );
+    }
+    // An experiment's generator arguments are words too: a negative number is a value.
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write(
+        dir.path(),
+        "neg.toml",
+        "[[workload]]\ngen = \"fio\"\nargs = { service-time = -80 }\n",
+    );
+    assert_input_error(
+        &schedlab(&["check", &exp], None),
+        &[
+            "neg.toml",
+            "workload[0].gen (line 2 column 1) --service-time",
+            "\"-80\"",
+        ],
+    );
+    for flag in ["--help", "--version"] {
+        let out = schedlab(&[flag], None);
+        assert_eq!(out.status.code(), Some(0), "{flag}");
+        assert!(!out.stdout.is_empty() && out.stderr.is_empty(), "{flag}");
+    }
+}
+
+/// A run that fails leaves nothing behind: not the directories `--plot` and `--rtapp-logs`
+/// would have filled, whether the input (found once the machine is built) or another output
+/// is what failed.
+#[test]
+fn a_failed_run_leaves_no_output_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("new/logs");
+    let plots = dir.path().join("plots");
+    let out = schedlab(
+        &[
+            "run",
+            "--duration",
+            "10ms",
+            "--set",
+            "config.FAIR_GROUP_SCHED=false",
+            "--set",
+            "cgroup./g.cpu.weight=5",
+            "--rtapp-logs",
+            logs.to_str().unwrap(),
+            "--plot",
+            plots.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_input_error(&out, &["cgroup./g.cpu.weight"]);
+    let out = schedlab(
+        &[
+            "run",
+            "--duration",
+            "10ms",
+            "--plot",
+            plots.to_str().unwrap(),
+            "--rtapp-logs",
+            "/dev/null/logs",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
 }

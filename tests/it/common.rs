@@ -211,3 +211,8 @@ pub fn schedlab_cli(args: &[&str], stdin: Option<&str>) -> std::process::Output 
     }
     child.wait_with_output().unwrap()
 }
+
+/// An error's key path: its place without the `(line L column C)` after it.
+pub fn key_path(place: &str) -> &str {
+    place.split(" (line ").next().unwrap_or(place)
+}

@@ -201,7 +201,7 @@ fn a_workload_file_is_read_relative_to_the_experiment() {
 #[test]
 fn mistakes_name_the_file_the_key_path_and_what_was_expected() {
     let cases: &[(&str, &str, &str)] = &[
-        ("plattform = \"x\"\n", "plattform", "one of name"),
+        ("plattform = \"x\"\n", "plattform (line 1 column 1)", "did you mean \"platform\""),
         ("duration = [1]\n[[workload]]\ngen = \"pipe\"", "duration", "an array"),
         ("[set]\ncpufreq.rate_limit_us = -3\n[[workload]]\ngen = \"pipe\"", "set.cpufreq.rate_limit_us", "`-3`"),
         ("[set]\nnope.key = 1\n[[workload]]\ngen = \"pipe\"", "set.nope.key", "unknown key"),

@@ -2,6 +2,7 @@
 //! `schedlab platforms` text and LISA's plat_info.yml.
 
 use crate::common;
+use crate::common::key_path;
 use schedlab::error::InputError;
 use schedlab::platform::{load_file, parse_platform, preset, preset_names, Platform};
 use schedlab::report::plat_info::plat_info_yaml;
@@ -277,14 +278,17 @@ fn base_platform_is_valid() {
 fn missing_field_is_named() {
     let err = broken("llc = 0\n", "");
     assert_eq!(err.file, "bad.toml");
-    assert_eq!(err.place, "cpus[0].llc");
+    assert_eq!(
+        err.place, "cpus[0].llc (line 4 column 1)",
+        "the CPU's table"
+    );
     assert!(err.found.contains("missing"), "{err}");
 }
 
 #[test]
 fn wrong_type_is_named() {
     let err = broken("capacity_orig = 512", "capacity_orig = \"big\"");
-    assert_eq!(err.place, "cpus[0].capacity_orig");
+    assert_eq!(err.place, "cpus[0].capacity_orig (line 6 column 1)");
     assert!(err.found.contains("\"big\""), "{err}");
     assert!(err.expected.contains("capacity"), "{err}");
 }
@@ -292,16 +296,16 @@ fn wrong_type_is_named() {
 #[test]
 fn freq_domain_out_of_range_is_named() {
     let err = broken("freq_domain = 1", "freq_domain = 7");
-    assert_eq!(err.place, "cpus[1].freq_domain");
+    assert_eq!(key_path(&err.place), "cpus[1].freq_domain");
     assert_eq!(err.found, "7");
 }
 
 #[test]
 fn domain_and_cpu_must_agree() {
     let err = broken("cpus = [1]", "cpus = [0]");
-    assert_eq!(err.place, "cpus[1].freq_domain");
+    assert_eq!(key_path(&err.place), "cpus[1].freq_domain");
     let err = broken("cpus = [0]", "cpus = [0, 1]");
-    assert_eq!(err.place, "freq_domains[0].cpus[1]");
+    assert_eq!(key_path(&err.place), "freq_domains[0].cpus[1]");
 }
 
 #[test]
@@ -310,14 +314,17 @@ fn descending_opps_are_named() {
         "freq_khz = 1000000, power_mw = 30",
         "freq_khz = 400000, power_mw = 30",
     );
-    assert_eq!(err.place, "freq_domains[0].opps[1].freq_khz");
+    assert_eq!(
+        err.place,
+        "freq_domains[0].opps[1].freq_khz (line 20 column 5)"
+    );
     assert_eq!(err.found, "400000");
 }
 
 #[test]
 fn a_platform_needs_a_1024_cpu() {
     let err = broken("capacity_orig = 1024", "capacity_orig = 1000");
-    assert_eq!(err.place, "cpus[1].capacity_orig");
+    assert_eq!(key_path(&err.place), "cpus[1].capacity_orig");
     assert!(err.expected.contains("1024"), "{err}");
 }
 
@@ -372,11 +379,11 @@ fn other_rules_are_enforced() {
         ),
     ];
     for (from, to, place) in cases {
-        assert_eq!(broken(from, to).place, place, "{from} -> {to}");
+        assert_eq!(key_path(&broken(from, to).place), place, "{from} -> {to}");
     }
     let no_cpus = "name = \"none\"\ncpus = []\nfreq_domains = []\n";
     assert_eq!(
-        parse_platform(no_cpus, "none.toml").unwrap_err().place,
+        key_path(&parse_platform(no_cpus, "none.toml").unwrap_err().place),
         "cpus"
     );
 }
@@ -394,10 +401,11 @@ fn json_errors_name_the_key_path() {
     let mut value = serde_json::to_value(juno()).unwrap();
     value["freq_domains"][1]["opps"][2]["freq_khz"] = serde_json::json!("fast");
     let err = parse_platform(&value.to_string(), "juno.json").unwrap_err();
-    assert_eq!(err.place, "freq_domains[1].opps[2].freq_khz");
+    assert_eq!(key_path(&err.place), "freq_domains[1].opps[2].freq_khz");
+    assert!(err.place.ends_with(" column 3433)"), "{err}");
     assert_eq!(
         err.to_string(),
-        "juno.json: freq_domains[1].opps[2].freq_khz: expected a frequency in kHz (a positive \
+        "juno.json: freq_domains[1].opps[2].freq_khz (line 1 column 3433): expected a frequency in kHz (a positive \
          integer), found the string \"fast\""
     );
 }
@@ -595,10 +603,10 @@ fn a_bad_kernel_switch_is_named() {
         parse_platform(&text, "k.toml").unwrap_err()
     };
     let err = with("variant.fair = \"bfs\"");
-    assert_eq!(err.place, "kernel.variant.fair");
+    assert_eq!(key_path(&err.place), "kernel.variant.fair");
     assert!(err.expected.contains("eevdf"), "{err}");
     let err = with("no.such = 1");
-    assert_eq!(err.place, "kernel.no.such");
+    assert_eq!(key_path(&err.place), "kernel.no.such");
     for (table, owner) in [
         ("cost.irq_ns = 5", "[costs]"),
         ("memory.llc_kib = 5", "[memory]"),

@@ -143,7 +143,7 @@ fn a_bad_reproduction_table_is_an_input_error() {
         (
             "[[reproduce.row]]\nlabel = \"a\"\nworkload.pipe = { latency_nice = 40 }\n\
              [[reproduce.row]]\nlabel = \"b\"\n",
-            "reproduce.row[0].workload.pipe (workload[0].latency_nice)",
+            "reproduce.row[0].workload.pipe (workload[0].latency_nice (line ",
             "40",
         ),
         (
@@ -162,7 +162,7 @@ fn a_bad_reproduction_table_is_an_input_error() {
         .unwrap();
         let err = Reproduction::from_experiment(e).expect_err(rows);
         assert_eq!(err.file, "r.toml");
-        assert_eq!(err.place, place, "{err}");
+        assert!(err.place.starts_with(place), "{place}: {err}");
         assert!(err.to_string().contains(found), "{err}");
     }
 }

@@ -285,7 +285,7 @@ fn check_reports_every_warning_and_every_error() {
         "tasks.a.slep: warning",
         "did you mean \"sleep\"",
         "tasks.b.resume: warning",
-        "tasks.a.run: expected",
+        "tasks.a.run (line 2 column 29): expected",
         "tasks.b.priority: expected",
     ] {
         assert!(err.contains(place), "`{place}` missing: {err}");

@@ -3,7 +3,8 @@
 //! under `CI=true`), the `.dat` is deterministic, the text starts with the header Perfetto
 //! looks for and carries atrace counters on request, every CPU and thread is described
 //! from the start (initial CPU state, `task_rename`), rt-app's own trace_marker lines follow
-//! rt-app's source, and KernelShark's loader (libkshark) loads every record of the `.dat`.
+//! rt-app's source, and KernelShark's loader (libkshark) loads every record of the `.dat` in
+//! time order (no record at time 0, which it reads as "no record").
 
 use crate::common;
 use common::*;
@@ -198,6 +199,9 @@ fn every_cpu_and_thread_is_described_from_the_start() {
     run_to(&txt, TraceFormat::Text, false);
     let text = std::fs::read_to_string(&txt).unwrap();
     let rows = rows(&text);
+    // The trace's clock is the simulation's plus CLOCK_OFFSET_NS: no record is at 0.
+    const START: u64 = schedlab::trace::CLOCK_OFFSET_NS;
+    assert!(START > 0 && rows.iter().all(|r| r.0 >= START));
     for cpu in 0..6u32 {
         for ev in [
             "cpu_idle",
@@ -207,8 +211,8 @@ fn every_cpu_and_thread_is_described_from_the_start() {
             "sched_pelt_dl",
         ] {
             assert!(
-                rows.iter().any(|r| r.0 == 0 && r.1 == cpu && r.3 == ev),
-                "{ev} of CPU {cpu} at t = 0"
+                rows.iter().any(|r| r.0 == START && r.1 == cpu && r.3 == ev),
+                "{ev} of CPU {cpu} at t = 0 (the trace's {START} ns)"
             );
         }
     }
@@ -279,12 +283,15 @@ fn rtapp_lines_follow_rt_app() {
     let text = std::fs::read_to_string(&txt).unwrap();
     let lines = rtapp_lines(&text);
     let first = &lines.first().unwrap();
+    // The trace's clock is the simulation's plus CLOCK_OFFSET_NS; rt-app's clock (its
+    // clock_ref) is the simulation's.
+    const START: u64 = schedlab::trace::CLOCK_OFFSET_NS;
     assert_eq!(first.1, "rtapp_main: event=start");
-    assert_eq!(first.0 .0, 0);
+    assert_eq!(first.0 .0, START);
     let n = lines.len();
     assert_eq!(lines[n - 2].1, "rtapp_main: event=shutdown");
     assert_eq!(lines[n - 1].1, "rtapp_main: event=end");
-    assert_eq!(lines[n - 1].0 .0, 100 * MS, "at the run's end");
+    assert_eq!(lines[n - 1].0 .0, START + 100 * MS, "at the run's end");
     let clock_refs: Vec<_> = lines
         .iter()
         .filter(|l| l.1.starts_with("rtapp_main: event=clock_ref data="))
@@ -293,7 +300,7 @@ fn rtapp_lines_follow_rt_app() {
     let data: u64 = clock_refs[0].1.rsplit('=').next().unwrap().parse().unwrap();
     assert_eq!(
         data,
-        (clock_refs[0].0 .0 + 500) / 1000,
+        (clock_refs[0].0 .0 - START + 500) / 1000,
         "µs of that instant"
     );
     // Thread a (pid 1000): the whole program, in order.
@@ -440,7 +447,10 @@ fn rtapp_ftrace_categories_select_the_lines() {
 
 /// KernelShark opens the `.dat`: its loader (libkshark, what the GUI reads files with,
 /// driven through `scripts/kshark_load.py`) loads one entry per record that `trace-cmd
-/// report` prints, with the same time, CPU, pid and event.
+/// report` prints, with the same time, CPU, pid and event, and merges the CPUs in time
+/// order. libkshark's merge (`pick_next_cpu()`) takes a record at time 0 for "no record":
+/// with the CPUs' initial state at 0 it emitted CPU 5's records, then CPU 4's, …, and
+/// KernelShark drew each CPU busy over a fraction of the run only.
 #[test]
 fn kernelshark_loads_every_record_of_the_dat() {
     let Some(bin) = trace_cmd() else { return };
@@ -487,6 +497,33 @@ fn kernelshark_loads_every_record_of_the_dat() {
             .map(|r| (r.0, r.1, r.2, r.3))
             .collect();
     assert!(reported.len() > 2_000);
+    // KernelShark's order is the time order; trace-cmd's (ties: the lowest CPU first) too.
+    if let Some(i) = (1..loaded.len()).find(|&i| loaded[i].0 < loaded[i - 1].0) {
+        panic!(
+            "KernelShark's entry {i} goes back in time: {:?} after {:?}",
+            loaded[i],
+            loaded[i - 1]
+        );
+    }
+    let by_time = |rows: &[(u64, u32, u32, String)]| -> Vec<(u64, u32)> {
+        rows.iter().map(|r| (r.0, r.1)).collect()
+    };
+    assert!(
+        by_time(&loaded) == by_time(&reported),
+        "the same merge as trace-cmd's"
+    );
+    // Every CPU has records from the start to near the run's end: its timeline spans the run.
+    let end = reported.last().unwrap().0;
+    for cpu in 0..6 {
+        let last = loaded.iter().rev().find(|r| r.1 == cpu).unwrap();
+        let first = loaded.iter().find(|r| r.1 == cpu).unwrap();
+        assert_eq!(
+            first.0,
+            schedlab::trace::CLOCK_OFFSET_NS,
+            "CPU {cpu} from the start"
+        );
+        assert!(last.0 > end - 50 * MS, "CPU {cpu} until the end: {last:?}");
+    }
     loaded.sort();
     reported.sort();
     assert_eq!(loaded.len(), reported.len(), "one entry per record");

@@ -28,7 +28,8 @@ pub enum Value {
     Bool(bool),
     /// A number written without fraction or exponent that fits an `i64`.
     Int(i64),
-    Float(f64),
+    /// Any other number, with its text as written (messages echo it, not a rounding of it).
+    Float(f64, Box<str>),
     Str(String),
     /// Elements with the position where each starts.
     Array(Vec<(Value, Pos)>),
@@ -43,7 +44,7 @@ impl Value {
             Value::Null => "null".to_string(),
             Value::Bool(b) => b.to_string(),
             Value::Int(i) => i.to_string(),
-            Value::Float(f) => f.to_string(),
+            Value::Float(_, text) => text.to_string(),
             Value::Str(s) => quote(s),
             Value::Array(_) => "an array".to_string(),
             Value::Object(_) => "an object".to_string(),
@@ -213,16 +214,21 @@ impl Reader<'_> {
                     && self.word_is(self.i + 1, "infinity") =>
             {
                 self.bump();
-                self.literal("infinity", Value::Float(f64::NEG_INFINITY))
+                self.literal(
+                    "infinity",
+                    Value::Float(f64::NEG_INFINITY, "-Infinity".into()),
+                )
             }
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(b't' | b'T') => self.literal("true", Value::Bool(true)),
             Some(b'f' | b'F') => self.literal("false", Value::Bool(false)),
             Some(b'n' | b'N') if self.word_is(self.i, "nan") => {
-                self.literal("nan", Value::Float(f64::NAN))
+                self.literal("nan", Value::Float(f64::NAN, "NaN".into()))
             }
             Some(b'n' | b'N') => self.literal("null", Value::Null),
-            Some(b'i' | b'I') => self.literal("infinity", Value::Float(f64::INFINITY)),
+            Some(b'i' | b'I') => {
+                self.literal("infinity", Value::Float(f64::INFINITY, "Infinity".into()))
+            }
             _ => Err(self.error_here("a value")),
         }
     }
@@ -382,7 +388,7 @@ impl Reader<'_> {
             }
         }
         match text.parse::<f64>() {
-            Ok(f) if f.is_finite() => Ok(Value::Float(f)),
+            Ok(f) if f.is_finite() => Ok(Value::Float(f, text.into())),
             _ => Err(JsonError {
                 pos: start_pos,
                 expected: "a number of finite size".to_string(),
@@ -524,7 +530,8 @@ mod tests {
         let v = parse(&format!("{text}\"e\": 99999999999999999999}}")).unwrap();
         let m = obj(&v);
         assert_eq!(m[0].1, Value::Int(-12));
-        assert_eq!(m[1].1, Value::Float(1500.0));
+        assert_eq!(m[1].1, Value::Float(1500.0, "1.5e3".into()));
+        assert_eq!(m[1].1.describe(), "1.5e3", "a number is echoed as written");
         assert_eq!(m[2].1, Value::Str("x\"é😀".to_string()));
         assert_eq!(
             m[3].1,
@@ -552,7 +559,7 @@ mod tests {
                 ),
             ])
         );
-        assert_eq!(m[4].1, Value::Float(1e20));
+        assert_eq!(m[4].1, Value::Float(1e20, "99999999999999999999".into()));
     }
 
     #[test]
@@ -629,9 +636,9 @@ mod tests {
         assert_eq!(b[0].0, Value::Bool(true));
         assert_eq!(b[1].0, Value::Bool(false));
         assert_eq!(b[2].0, Value::Null);
-        assert!(matches!(b[3].0, Value::Float(f) if f.is_nan()));
-        assert_eq!(b[4].0, Value::Float(f64::NEG_INFINITY));
-        assert_eq!(b[5].0, Value::Float(f64::INFINITY));
+        assert!(matches!(b[3].0, Value::Float(f, _) if f.is_nan()));
+        assert!(matches!(b[4].0, Value::Float(f, _) if f == f64::NEG_INFINITY));
+        assert!(matches!(b[5].0, Value::Float(f, _) if f == f64::INFINITY));
         assert_eq!(m[2].1, Value::Str("x\ny".to_string()));
         // json-c stops after the first value.
         let (v, rest) = parse_json_c("{\"a\": 1}\n garbage").unwrap();

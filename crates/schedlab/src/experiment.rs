@@ -38,9 +38,10 @@ use crate::kernel::Variant;
 use crate::platform::{preset, Platform};
 use crate::report::Results;
 use crate::workload::{load_workload, parse_workload, Event, Part, Workload};
-use crate::{simulate, Error, Outputs, Run};
+use crate::{Error, Outputs, Run, Simulation};
+use schedlab_base::json::quote;
+use schedlab_base::place::{self, join, At, Doc, Kind, Node, Table};
 use std::path::{Path, PathBuf};
-use toml::Value;
 
 /// The longest simulated time a run may take: 10^6 s (11.6 days). A busy workload simulates
 /// at a few million events per host second, so this is hours of host time already; u64
@@ -100,79 +101,19 @@ pub struct Experiment {
     pub file: String,
     /// A preset name or a platform file path (made relative to the current directory).
     pub platform: String,
-    /// Whether `platform` was written in the experiment file (errors then name its key).
-    platform_from_file: bool,
+    /// Where `platform` was written in the experiment file, if it was (errors then name
+    /// its key).
+    platform_from_file: Option<String>,
     pub duration_ns: Option<u64>,
     pub seeds: Vec<u64>,
     pub workload: Workload,
     settings: Vec<Setting>,
     /// `[sweep]`: KEY → values.
     pub sweep: Vec<(String, Vec<String>)>,
-    /// The `[reproduce]` table, read by `reproduce.rs`.
-    pub reproduce: Option<toml::Table>,
-    /// The file's TOML and where its relative paths start (`with_workload` re-reads it).
-    source: toml::Table,
+    /// The file's document (its `[reproduce]` table is read by `reproduce.rs`;
+    /// `with_workload` re-reads it) and where its relative paths start.
+    source: Doc,
     dir: PathBuf,
-}
-
-/// TOML value → the text `--set` would take.
-fn scalar(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Integer(i) => Some(i.to_string()),
-        Value::Float(f) => Some(f.to_string()),
-        Value::Boolean(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::String(_) => "a string",
-        Value::Integer(_) => "an integer",
-        Value::Float(_) => "a float",
-        Value::Boolean(_) => "a boolean",
-        Value::Datetime(_) => "a date",
-        Value::Array(_) => "an array",
-        Value::Table(_) => "a table",
-    }
-}
-
-/// Dotted TOML keys (`cpufreq.rate_limit_us = 2000`, `[set.cgroup."/bg"]`) → `(KEY, value)`.
-pub(crate) fn flatten<'a>(
-    prefix: &str,
-    table: &'a toml::Table,
-    out: &mut Vec<(String, &'a Value)>,
-) {
-    for (k, v) in table {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match v {
-            Value::Table(t) => flatten(&key, t, out),
-            _ => out.push((key, v)),
-        }
-    }
-}
-
-/// Reads one file's TOML with line/column errors.
-fn parse_toml(text: &str, file: &str) -> Result<toml::Table, InputError> {
-    text.parse::<toml::Table>().map_err(|e| {
-        let place = match e.span() {
-            Some(span) => {
-                let before = &text[..span.start.min(text.len())];
-                let line = before.matches('\n').count() + 1;
-                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-                format!("line {line} column {column}")
-            }
-            None => "document".to_string(),
-        };
-        // The parser's message may span lines: fold it into the one line of the error.
-        let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
-        InputError::new(file, place, "TOML", message)
-    })
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -199,345 +140,250 @@ const WORKLOAD_KEYS: &[&str] = &[
     "latency_nice",
 ];
 
-struct Reader<'a> {
-    file: &'a str,
-    dir: PathBuf,
+/// What a seed is: any `u64`, as `--seed` takes it.
+const SEED: &str = "a seed (an integer from 0 to 18446744073709551615)";
+
+/// A time: `"4s"`, `"500ms"`, or a number of seconds.
+fn duration(at: &At) -> Result<u64, InputError> {
+    match &at.node().value {
+        Kind::Str(_) | Kind::Int(_) | Kind::Float(..) => {
+            let text = at.scalar("a time")?;
+            parse_duration(&text, at.file(), &at.place())
+        }
+        _ => Err(at.mismatch("a time such as \"4s\" or a number of seconds")),
+    }
 }
 
-impl Reader<'_> {
-    fn err(
-        &self,
-        place: &str,
-        expected: impl Into<String>,
-        found: impl Into<String>,
-    ) -> InputError {
-        InputError::new(self.file, place, expected, found)
+fn seed_list(t: &Table) -> Result<Vec<u64>, InputError> {
+    let given: Vec<&str> = ["seed", "seeds", "runs"]
+        .into_iter()
+        .filter(|k| t.has(k))
+        .collect();
+    if given.len() > 1 {
+        return Err(t.error_at(
+            given[1],
+            "only one of seed, seeds, runs",
+            given.join(" and "),
+        ));
     }
-
-    fn check_keys(&self, t: &toml::Table, base: &str, allowed: &[&str]) -> Result<(), InputError> {
-        match t.keys().find(|k| !allowed.contains(&k.as_str())) {
-            Some(k) => Err(self.err(
-                &join(base, k),
-                format!("one of {}", allowed.join(", ")),
-                format!("unknown key `{k}`"),
-            )),
-            None => Ok(()),
+    Ok(match given.first().copied() {
+        None => vec![0],
+        Some("seed") => vec![t.req("seed", SEED)?.int(SEED)?],
+        Some("runs") => {
+            let n = t
+                .req("runs", "")?
+                .int_in(1, i128::from(MAX_RUNS), "a number of runs")?;
+            (0..n as u64).collect()
         }
-    }
-
-    fn string(&self, t: &toml::Table, key: &str, base: &str) -> Result<Option<String>, InputError> {
-        match t.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(self.err(&join(base, key), "a string", type_name(v))),
-        }
-    }
-
-    fn duration(&self, v: &Value, place: &str) -> Result<u64, InputError> {
-        match v {
-            Value::String(s) => parse_duration(s, self.file, place),
-            Value::Integer(_) | Value::Float(_) => {
-                parse_duration(&scalar(v).expect("a number"), self.file, place)
+        _ => {
+            let at = t.req("seeds", "")?;
+            let items = at.items("a non-empty array of seeds")?;
+            if items.is_empty() {
+                return Err(at.error("a non-empty array of seeds", "an empty array"));
             }
-            _ => Err(self.err(
-                place,
-                "a time such as \"4s\" or a number of seconds",
-                type_name(v),
-            )),
+            if items.len() as u64 > MAX_RUNS {
+                return Err(at.error(
+                    format!("at most {MAX_RUNS} seeds"),
+                    format!("{} seeds", items.len()),
+                ));
+            }
+            items
+                .iter()
+                .map(|s| s.int(SEED))
+                .collect::<Result<_, _>>()?
+        }
+    })
+}
+
+/// `[set]` and `[[set_at]]` → settings, in file order.
+fn settings(t: &Table) -> Result<Vec<Setting>, InputError> {
+    let mut out = Vec::new();
+    let mut push = |table: &Table, at_ns: Option<u64>| {
+        for (key, v) in table.flatten() {
+            if at_ns.is_some() && key == "at" {
+                continue;
+            }
+            out.push(Setting {
+                value: v.scalar("a string, number or boolean")?,
+                key,
+                place: v.place(),
+                at_ns,
+            });
+        }
+        Ok::<(), InputError>(())
+    };
+    if let Some(s) = t.get("set") {
+        push(&s.any_table("of switches")?, None)?;
+    }
+    if let Some(s) = t.get("set_at") {
+        for item in s.items("an array of tables ([[set_at]])")? {
+            let w = item.any_table("with `at` and switches")?;
+            let at = w.req("at", "the time of the write")?;
+            let at_ns = match &at.node().value {
+                Kind::Str(s) if s.trim() == "0" => 0,
+                Kind::Int(0) => 0,
+                _ => duration(&at)?,
+            };
+            push(&w, Some(at_ns))?;
         }
     }
+    Ok(out)
+}
 
-    fn seed_list(&self, t: &toml::Table) -> Result<Vec<u64>, InputError> {
-        let given: Vec<&str> = ["seed", "seeds", "runs"]
-            .into_iter()
-            .filter(|k| t.contains_key(*k))
-            .collect();
-        if given.len() > 1 {
-            return Err(self.err(
-                given[1],
-                "only one of seed, seeds, runs",
-                given.join(" and "),
-            ));
-        }
-        let uint = |v: &Value, place: &str| match v {
-            Value::Integer(i) if *i >= 0 => Ok(*i as u64),
-            v => Err(self.err(
-                place,
-                "a non-negative integer",
-                scalar(v).unwrap_or_else(|| type_name(v).into()),
-            )),
-        };
-        Ok(match given.first().copied() {
-            None => vec![0],
-            Some("seed") => vec![uint(&t["seed"], "seed")?],
-            Some("runs") => match uint(&t["runs"], "runs")? {
-                0 => return Err(self.err("runs", "at least 1", "0")),
-                n if n > MAX_RUNS => {
-                    return Err(self.err("runs", format!("at most {MAX_RUNS}"), n.to_string()))
-                }
-                n => (0..n).collect(),
-            },
-            _ => match &t["seeds"] {
-                Value::Array(a) if a.len() as u64 > MAX_RUNS => {
-                    return Err(self.err(
-                        "seeds",
-                        format!("at most {MAX_RUNS} seeds"),
-                        format!("{} seeds", a.len()),
-                    ))
-                }
-                Value::Array(a) if !a.is_empty() => a
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| uint(v, &format!("seeds[{i}]")))
-                    .collect::<Result<_, _>>()?,
-                v => return Err(self.err("seeds", "a non-empty array of seeds", type_name(v))),
-            },
+fn sweep(t: &Table) -> Result<Vec<(String, Vec<String>)>, InputError> {
+    let Some(s) = t.get("sweep") else {
+        return Ok(Vec::new());
+    };
+    s.any_table("of KEY = [values]")?
+        .flatten()
+        .into_iter()
+        .map(|(key, v)| {
+            let values = v.items("a non-empty array of values")?;
+            if values.is_empty() {
+                return Err(v.error("a non-empty array of values", "an empty array"));
+            }
+            let values = values
+                .iter()
+                .map(|x| x.scalar("an array of strings, numbers or booleans"))
+                .collect::<Result<_, _>>()?;
+            Ok((key, values))
         })
-    }
+        .collect()
+}
 
-    /// `[set]` and `[[set_at]]` → settings, in file order.
-    fn settings(&self, t: &toml::Table) -> Result<Vec<Setting>, InputError> {
-        let mut out = Vec::new();
-        let mut push = |table: &toml::Table, base: &str, at_ns: Option<u64>| {
-            let mut flat = Vec::new();
-            flatten("", table, &mut flat);
-            for (key, v) in flat {
-                if at_ns.is_some() && key == "at" {
-                    continue;
-                }
-                let place = join(base, &key);
-                let value = scalar(v)
-                    .ok_or_else(|| self.err(&place, "a string, number or boolean", type_name(v)))?;
-                out.push(Setting {
-                    key,
-                    value,
-                    place,
-                    at_ns,
-                });
-            }
-            Ok::<(), InputError>(())
-        };
-        match t.get("set") {
-            None => {}
-            Some(Value::Table(s)) => push(s, "set", None)?,
-            Some(v) => return Err(self.err("set", "a table of switches", type_name(v))),
-        }
-        match t.get("set_at") {
-            None => {}
-            Some(Value::Array(items)) => {
-                for (i, item) in items.iter().enumerate() {
-                    let base = format!("set_at[{i}]");
-                    let Value::Table(w) = item else {
-                        return Err(self.err(
-                            &base,
-                            "a table with `at` and switches",
-                            type_name(item),
-                        ));
-                    };
-                    let at = w.get("at").ok_or_else(|| {
-                        self.err(&join(&base, "at"), "the time of the write", "nothing")
-                    })?;
-                    let at_ns = match at {
-                        Value::String(s) if s.trim() == "0" => 0,
-                        _ => self.duration(at, &join(&base, "at"))?,
-                    };
-                    push(w, &base, Some(at_ns))?;
-                }
-            }
-            Some(v) => {
-                return Err(self.err("set_at", "an array of tables ([[set_at]])", type_name(v)))
-            }
-        }
-        Ok(out)
-    }
-
-    fn sweep(&self, t: &toml::Table) -> Result<Vec<(String, Vec<String>)>, InputError> {
-        let Some(v) = t.get("sweep") else {
-            return Ok(Vec::new());
-        };
-        let Value::Table(s) = v else {
-            return Err(self.err("sweep", "a table of KEY = [values]", type_name(v)));
-        };
-        let mut flat = Vec::new();
-        flatten("", s, &mut flat);
-        flat.into_iter()
-            .map(|(key, v)| {
-                let place = join("sweep", &key);
-                match v {
-                    Value::Array(vs) if !vs.is_empty() => Ok((
-                        key,
-                        vs.iter()
-                            .map(|x| {
-                                scalar(x).ok_or_else(|| {
-                                    self.err(
-                                        &place,
-                                        "an array of strings, numbers or booleans",
-                                        type_name(x),
-                                    )
-                                })
-                            })
-                            .collect::<Result<_, _>>()?,
+/// A generator's arguments as the words of its command line: an array as it is, a table
+/// as `--key=value` (a value may start with `-`), `--key` for true, nothing for false.
+fn gen_args(at: &At) -> Result<Vec<String>, InputError> {
+    match &at.node().value {
+        Kind::Array(_) => at.items("")?.iter().map(|v| v.scalar("strings")).collect(),
+        Kind::Table(_) => {
+            let mut out = Vec::new();
+            for (k, v) in at.any_table("")?.entries() {
+                match v.node().value {
+                    Kind::Bool(true) => out.push(format!("--{k}")),
+                    Kind::Bool(false) => {}
+                    _ => out.push(format!(
+                        "--{k}={}",
+                        v.scalar("a string, number or boolean")?
                     )),
-                    v => Err(self.err(&place, "a non-empty array of values", type_name(v))),
                 }
-            })
-            .collect()
+            }
+            Ok(out)
+        }
+        _ => Err(at.mismatch("an array or a table of arguments")),
     }
+}
 
-    /// One `[[workload]]`: its rt-app workload with the part's options applied.
-    fn workload(&self, w: &toml::Table, base: &str) -> Result<(String, Workload), InputError> {
-        self.check_keys(w, base, WORKLOAD_KEYS)?;
-        let sources: Vec<&str> = ["file", "json", "gen"]
-            .into_iter()
-            .filter(|k| w.contains_key(*k))
-            .collect();
-        if sources.len() != 1 {
-            return Err(self.err(
-                base,
-                "exactly one of file, json, gen",
-                if sources.is_empty() {
-                    "none".to_string()
-                } else {
-                    sources.join(" and ")
-                },
+/// One `[[workload]]`: its rt-app workload with the part's options applied; `dir` is where
+/// its relative paths start.
+fn workload(at: &At, dir: &Path) -> Result<(String, Workload), InputError> {
+    let file = at.file();
+    let w = at.table(WORKLOAD_KEYS, "of a workload's keys")?;
+    let sources: Vec<&str> = ["file", "json", "gen"]
+        .into_iter()
+        .filter(|k| w.has(k))
+        .collect();
+    if sources.len() != 1 {
+        return Err(at.error(
+            "exactly one of file, json, gen",
+            if sources.is_empty() {
+                "none".to_string()
+            } else {
+                sources.join(" and ")
+            },
+        ));
+    }
+    if w.has("args") && sources[0] != "gen" {
+        return Err(w.error_at("args", "args only with gen", "args"));
+    }
+    let mut workload = match sources[0] {
+        "file" => {
+            let f = w.req("file", "")?;
+            let name = f.str("the path of an rt-app file")?;
+            let path = dir.join(name);
+            // A file that cannot be opened is this file's mistake, at its key; one that can
+            // is read and its own mistakes name it.
+            std::fs::File::open(&path).map_err(|e| {
+                f.error(
+                    "a readable rt-app file (relative to the experiment's directory)",
+                    format!("{}: {e}", quote(name)),
+                )
+            })?;
+            load_workload(&path)?
+        }
+        "json" => {
+            let text = w.req("json", "")?.str("rt-app JSON text")?;
+            parse_workload(text, &format!("{file} {}", join(at.path(), "json")))?
+        }
+        _ => {
+            let g = w.req("gen", "")?;
+            let name = g.str("a generator's name")?;
+            let args = match w.get("args") {
+                None => Vec::new(),
+                Some(a) => gen_args(&a)?,
+            };
+            let json = generate(name, &args, file, &g.place())?;
+            parse_workload(&json.to_string(), &format!("{file} {}", at.path()))?
+        }
+    };
+    let name = match w.get("name") {
+        None => default_name(at.node()),
+        Some(n) => {
+            let s = n.str("a name of letters, digits, - and _")?;
+            if !valid_name(s) {
+                return Err(n.error("a name of letters, digits, - and _", format!("`{s}`")));
+            }
+            s.to_string()
+        }
+    };
+    if let Some(v) = w.get("taskgroup") {
+        let g = v.str("a cgroup path such as \"/bg\"")?;
+        if !g.starts_with('/') || g.len() < 2 {
+            return Err(v.error("a cgroup path below / such as \"/bg\"", format!("`{g}`")));
+        }
+        if let Some(t) = workload.tasks.iter().find(|t| {
+            !t.params.policy.is_fair()
+                || t.phases
+                    .iter()
+                    .any(|p| p.params.is_some_and(|s| !s.policy.is_fair()))
+        }) {
+            return Err(v.error(
+                "a workload of fair tasks (task groups hold SCHED_OTHER/BATCH/IDLE tasks)",
+                format!("task `{}` with policy {}", t.name, t.params.policy.name()),
             ));
         }
-        if w.contains_key("args") && sources[0] != "gen" {
-            return Err(self.err(&join(base, "args"), "args only with gen", "args"));
-        }
-        let mut workload = match sources[0] {
-            "file" => {
-                let f = self.string(w, "file", base)?.expect("present");
-                load_workload(&self.dir.join(f))?
-            }
-            "json" => {
-                let text = self.string(w, "json", base)?.expect("present");
-                parse_workload(&text, &format!("{} {}", self.file, join(base, "json")))?
-            }
-            _ => {
-                let name = self.string(w, "gen", base)?.expect("present");
-                let place = join(base, "args");
-                let args: Vec<String> = match w.get("args") {
-                    None => Vec::new(),
-                    Some(Value::Array(a)) => a
-                        .iter()
-                        .map(|v| scalar(v).ok_or_else(|| self.err(&place, "strings", type_name(v))))
-                        .collect::<Result<_, _>>()?,
-                    Some(Value::Table(t)) => {
-                        let mut out = Vec::new();
-                        for (k, v) in t {
-                            match v {
-                                Value::Boolean(true) => out.push(format!("--{k}")),
-                                Value::Boolean(false) => {}
-                                v => out.extend([
-                                    format!("--{k}"),
-                                    scalar(v).ok_or_else(|| {
-                                        self.err(
-                                            &join(&place, k),
-                                            "a string, number or boolean",
-                                            type_name(v),
-                                        )
-                                    })?,
-                                ]),
-                            }
-                        }
-                        out
-                    }
-                    Some(v) => {
-                        return Err(self.err(
-                            &place,
-                            "an array or a table of arguments",
-                            type_name(v),
-                        ))
-                    }
-                };
-                let json = generate(&name, &args, self.file, &join(base, "gen"))?;
-                parse_workload(&json.to_string(), &format!("{} {}", self.file, base))?
+        let index = match workload.taskgroups.iter().position(|x| x == g) {
+            Some(i) => i,
+            None => {
+                workload.taskgroups.push(g.to_string());
+                workload.taskgroups.len() - 1
             }
         };
-        let name = match self.string(w, "name", base)? {
-            Some(n) if valid_name(&n) => n,
-            Some(n) => {
-                return Err(self.err(
-                    &join(base, "name"),
-                    "a name of letters, digits, - and _",
-                    format!("`{n}`"),
-                ))
-            }
-            None => default_name(w),
-        };
-        if let Some(v) = w.get("taskgroup") {
-            let place = join(base, "taskgroup");
-            let Value::String(g) = v else {
-                return Err(self.err(&place, "a cgroup path such as \"/bg\"", type_name(v)));
-            };
-            if !g.starts_with('/') || g.len() < 2 {
-                return Err(self.err(
-                    &place,
-                    "a cgroup path below / such as \"/bg\"",
-                    format!("`{g}`"),
-                ));
-            }
-            if let Some(t) = workload.tasks.iter().find(|t| {
-                !t.params.policy.is_fair()
-                    || t.phases
-                        .iter()
-                        .any(|p| p.params.is_some_and(|s| !s.policy.is_fair()))
-            }) {
-                return Err(self.err(
-                    &place,
-                    "a workload of fair tasks (task groups hold SCHED_OTHER/BATCH/IDLE tasks)",
-                    format!("task `{}` with policy {}", t.name, t.params.policy.name()),
-                ));
-            }
-            let index = match workload.taskgroups.iter().position(|x| x == g) {
-                Some(i) => i,
-                None => {
-                    workload.taskgroups.push(g.clone());
-                    workload.taskgroups.len() - 1
-                }
-            };
-            for t in &mut workload.tasks {
-                t.taskgroup = Some(index);
-            }
+        for t in &mut workload.tasks {
+            t.taskgroup = Some(index);
         }
-        if let Some(v) = w.get("latency_nice") {
-            let place = join(base, "latency_nice");
-            match v {
-                Value::Integer(n) if (-20..=19).contains(n) => {
-                    for t in &mut workload.tasks {
-                        t.latency_nice = Some(*n as i32);
-                    }
-                }
-                v => {
-                    return Err(self.err(
-                        &place,
-                        "an integer in -20..=19",
-                        scalar(v).unwrap_or_else(|| type_name(v).into()),
-                    ))
-                }
-            }
-        }
-        Ok((name, workload))
     }
+    if let Some(v) = w.get("latency_nice") {
+        let n = v.int_in(-20, 19, "a latency nice value")? as i32;
+        for t in &mut workload.tasks {
+            t.latency_nice = Some(n);
+        }
+    }
+    Ok((name, workload))
 }
 
 /// An unnamed workload's name: its generator's, or its file's stem.
-fn default_name(w: &toml::Table) -> String {
-    match (w.get("gen"), w.get("file")) {
-        (Some(Value::String(g)), _) => g.clone(),
-        (_, Some(Value::String(f))) => Path::new(f).file_stem().map_or("workload".into(), |s| {
+fn default_name(w: &Node) -> String {
+    let text = |key: &str| match w.get(key).map(|n| &n.value) {
+        Some(Kind::Str(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    match (text("gen"), text("file")) {
+        (Some(g), _) => g.to_string(),
+        (_, Some(f)) => Path::new(f).file_stem().map_or("workload".into(), |s| {
             s.to_string_lossy().replace(['.', ' '], "_")
         }),
         _ => "workload".into(),
-    }
-}
-
-fn join(base: &str, key: &str) -> String {
-    if base.is_empty() {
-        key.to_string()
-    } else {
-        format!("{base}.{key}")
     }
 }
 
@@ -700,62 +546,66 @@ impl Offsets {
 impl Experiment {
     /// Read an experiment file.
     pub fn load(path: &Path) -> Result<Experiment, InputError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            InputError::new(&file, "file", "a readable experiment file", e.to_string())
-        })?;
-        Experiment::parse(&text, &file, path.parent().unwrap_or(Path::new("")))
+        let text = place::read_text(path, "experiment file")?;
+        Experiment::parse(
+            &text,
+            &path.display().to_string(),
+            path.parent().unwrap_or(Path::new("")),
+        )
     }
 
     /// Parse experiment TOML; `dir` is where relative paths in it start.
     pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Experiment, InputError> {
-        Experiment::from_table(parse_toml(text, file)?, file, dir)
+        Experiment::from_doc(Doc::parse_toml(text, file)?, dir)
     }
 
-    fn from_table(t: toml::Table, file: &str, dir: &Path) -> Result<Experiment, InputError> {
-        let r = Reader {
-            file,
-            dir: dir.to_path_buf(),
-        };
-        r.check_keys(&t, "", TOP_KEYS)?;
-        let stem = Path::new(file)
+    fn from_doc(doc: Doc, dir: &Path) -> Result<Experiment, InputError> {
+        let file = doc.file().to_string();
+        let root = doc.root();
+        let t = root.table(TOP_KEYS, "of an experiment's keys")?;
+        let stem = Path::new(&file)
             .file_stem()
             .map_or("experiment".into(), |s| s.to_string_lossy().into_owned());
-        let name = r.string(&t, "name", "")?.unwrap_or(stem);
-        r.string(&t, "description", "")?;
-        let platform_from_file = t.contains_key("platform");
-        let platform = match r.string(&t, "platform", "")? {
+        let name = match t.get("name") {
+            Some(n) => n.str("a name (a string)")?.to_string(),
+            None => stem,
+        };
+        if let Some(d) = t.get("description") {
+            d.str("a description (a string)")?;
+        }
+        let platform_at = t.get("platform");
+        let platform = match &platform_at {
             None => "juno-r0".to_string(),
-            Some(p) if preset(&p).is_some() => p,
-            Some(p) => dir.join(p).display().to_string(),
+            Some(p) => {
+                let p = p.str("a preset's name or a platform file")?;
+                if preset(p).is_some() {
+                    p.to_string()
+                } else {
+                    dir.join(p).display().to_string()
+                }
+            }
         };
-        let duration_ns = t
-            .get("duration")
-            .map(|v| r.duration(v, "duration"))
-            .transpose()?;
-        let seeds = r.seed_list(&t)?;
-        let settings = r.settings(&t)?;
-        let sweep = r.sweep(&t)?;
-        let reproduce = match t.get("reproduce") {
-            None => None,
-            Some(Value::Table(x)) => Some(x.clone()),
-            Some(v) => return Err(r.err("reproduce", "a table", type_name(v))),
-        };
-        let items = match t.get("workload") {
-            Some(Value::Array(a)) if !a.is_empty() => a,
-            Some(v) => return Err(r.err("workload", "[[workload]] tables", type_name(v))),
-            None => return Err(r.err("workload", "at least one [[workload]]", "none")),
-        };
+        let duration_ns = t.get("duration").map(|v| duration(&v)).transpose()?;
+        let seeds = seed_list(&t)?;
+        let settings = settings(&t)?;
+        let sweep = sweep(&t)?;
+        if let Some(r) = t.get("reproduce") {
+            r.any_table("(see `schedlab reproduce`)")?;
+        }
+        let items = t
+            .get("workload")
+            .ok_or_else(|| t.error_at("workload", "at least one [[workload]]", "none"))?;
+        let items = items.items("[[workload]] tables")?;
+        if items.is_empty() {
+            return Err(t.error_at("workload", "at least one [[workload]]", "an empty array"));
+        }
         let mut loaded = Vec::new();
-        for (i, w) in items.iter().enumerate() {
-            let base = format!("workload[{i}]");
-            let Value::Table(w) = w else {
-                return Err(r.err(&base, "a table", type_name(w)));
-            };
-            let (n, wl) = r.workload(w, &base)?;
+        for w in &items {
+            let (n, wl) = workload(w, dir)?;
             if loaded.iter().any(|(m, _): &(String, Workload)| *m == n) {
-                return Err(r.err(
-                    &join(&base, "name"),
+                let at = w.any_table("")?;
+                return Err(at.error_at(
+                    "name",
                     "a name no other workload has",
                     format!("`{n}` again"),
                 ));
@@ -773,13 +623,14 @@ impl Experiment {
                     generator: w.global.generator,
                 })
                 .collect();
-            let mut w = combine(file, loaded)?;
+            let mut w = combine(&file, loaded)?;
             w.parts = parts;
             w
         };
+        let platform_from_file = platform_at.map(|p| p.place());
         let e = Experiment {
             name,
-            file: file.to_string(),
+            file,
             platform,
             platform_from_file,
             duration_ns,
@@ -787,8 +638,7 @@ impl Experiment {
             workload,
             settings,
             sweep,
-            reproduce,
-            source: t.clone(),
+            source: doc.clone(),
             dir: dir.to_path_buf(),
         };
         // Check the platform and every switch now, so errors name this file.
@@ -806,65 +656,85 @@ impl Experiment {
             file: workload.file.clone(),
             name,
             platform: platform.to_string(),
-            platform_from_file: false,
+            platform_from_file: None,
             duration_ns: None,
             seeds: vec![0],
+            source: Doc::empty(&workload.file),
             workload,
             settings: Vec::new(),
             sweep: Vec::new(),
-            reproduce: None,
-            source: toml::Table::new(),
             dir: PathBuf::new(),
         }
     }
 
+    /// The experiment file's document (an experiment made from a plain workload has an
+    /// empty one).
+    pub fn doc(&self) -> &Doc {
+        &self.source
+    }
+
     /// This experiment with the keys of its workload `name` (`args`, `latency_nice`, …)
-    /// replaced by `keys`, re-read from the file's TOML; switches, seeds and duration as set
-    /// here. `place` names where the replacement was written, for errors.
+    /// replaced by those of the table `keys`, re-read from the file's document; switches,
+    /// seeds and duration as set here. `place` names where the replacement was written, for
+    /// errors.
     pub fn with_workload(
         &self,
         name: &str,
-        keys: &toml::Table,
+        keys: &Node,
         place: &str,
     ) -> Result<Experiment, InputError> {
-        let r = Reader {
-            file: &self.file,
-            dir: self.dir.clone(),
+        let mut doc = self.source.clone();
+        let items = match doc.root_mut().value {
+            Kind::Table(ref mut top) => {
+                top.iter_mut()
+                    .find(|(k, _)| k == "workload")
+                    .and_then(|(_, n)| match &mut n.value {
+                        Kind::Array(items) => Some(items),
+                        _ => None,
+                    })
+            }
+            _ => None,
         };
-        let mut t = self.source.clone();
-        let Some(Value::Array(items)) = t.get_mut("workload") else {
-            return Err(r.err(place, "an experiment file's workload", "a plain workload"));
+        let Some(items) = items else {
+            return Err(InputError::new(
+                &self.file,
+                place,
+                "an experiment file's workload",
+                "a plain workload",
+            ));
         };
         let mut names = Vec::new();
         let mut found = false;
         for w in items.iter_mut() {
-            let Value::Table(w) = w else { continue };
-            let n = match w.get("name") {
-                Some(Value::String(n)) => n.clone(),
+            let n = match w.get("name").map(|n| &n.value) {
+                Some(Kind::Str(n)) => n.clone(),
                 _ => default_name(w),
             };
             if n == name {
-                for (k, v) in keys {
-                    w.insert(k.clone(), v.clone());
+                if let Kind::Table(entries) = &keys.value {
+                    for (k, v) in entries {
+                        w.set(k, v.clone());
+                    }
                 }
                 found = true;
             }
             names.push(n);
         }
         if !found {
-            return Err(r.err(
+            return Err(InputError::new(
+                &self.file,
                 place,
                 format!("a workload of the file ({})", names.join(", ")),
                 format!("`{name}`"),
             ));
         }
-        let mut e = Experiment::from_table(t, &self.file, &self.dir).map_err(|e| InputError {
+        let mut e = Experiment::from_doc(doc, &self.dir).map_err(|e| InputError {
             place: format!("{place} ({})", e.place),
             ..e
         })?;
         e.name = self.name.clone();
         e.platform = self.platform.clone();
-        e.platform_from_file = self.platform_from_file;
+        e.platform_from_file = self.platform_from_file.clone();
         e.duration_ns = self.duration_ns;
         e.seeds = self.seeds.clone();
         e.settings = self.settings.clone();
@@ -874,7 +744,7 @@ impl Experiment {
     /// Run on another platform than the file's (`--platform`).
     pub fn set_platform(&mut self, platform: &str) {
         self.platform = platform.to_string();
-        self.platform_from_file = false;
+        self.platform_from_file = None;
     }
 
     /// Add a switch on top of the file's (`--set`, which wins).
@@ -921,18 +791,16 @@ impl Experiment {
     /// The platform and the kernel variant: the platform's defaults, then every switch in the
     /// order written (file first, command line last).
     pub fn build(&self) -> Result<(Platform, Variant), InputError> {
-        let platform = Platform::resolve(&self.platform).map_err(|e| {
-            if self.platform_from_file && e.file == "--platform" {
-                InputError {
+        let platform =
+            Platform::resolve(&self.platform).map_err(|e| match &self.platform_from_file {
+                Some(place) if e.file == "--platform" => InputError {
                     file: self.file.clone(),
-                    place: "platform".into(),
+                    place: place.clone(),
                     found: format!("`{}`, neither", e.place),
                     ..e
-                }
-            } else {
-                e
-            }
-        })?;
+                },
+                _ => e,
+            })?;
         let mut variant = Variant::for_platform(&platform);
         for s in &self.settings {
             // A switch from the command line names the option; one from the file names the
@@ -990,8 +858,14 @@ impl Experiment {
     /// Simulate with `seed`: the results carry each workload's own metric (under its name
     /// when there are several). `reproducible` leaves host timing out.
     pub fn run(&self, seed: u64, reproducible: bool, out: &Outputs) -> Result<Results, Error> {
+        self.start(seed, reproducible, out)?.run()
+    }
+
+    /// The run set up (the machine built, the outputs opened) and not yet simulated: what
+    /// can be wrong with the input has been found when this returns.
+    pub fn start(&self, seed: u64, reproducible: bool, out: &Outputs) -> Result<Simulation, Error> {
         let (platform, variant) = self.build()?;
-        simulate(
+        Simulation::new(
             Run {
                 platform,
                 workload: self.workload.clone(),

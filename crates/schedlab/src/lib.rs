@@ -26,6 +26,7 @@
 //! ```
 
 pub mod api;
+pub mod args;
 pub mod experiment;
 pub mod gen;
 pub mod output;

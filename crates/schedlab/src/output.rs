@@ -1,7 +1,8 @@
 //! Output files written so that a failed run leaves nothing half-written: a file is written
 //! under a temporary name beside it and renamed over it once complete; a directory's files
 //! (rt-app logs, plots) go into a temporary directory inside it and are moved in once all are
-//! complete. Whatever was not committed is removed when the guard is dropped. A path that
+//! complete. Whatever was not committed is removed when the guard is dropped, and so are the
+//! directories created for it (`--plot DIR` of a run that fails leaves no `DIR`). A path that
 //! already exists and is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO) is written in
 //! place: there is nothing to rename over and nothing to leave behind.
 
@@ -28,6 +29,9 @@ pub struct Staged {
     /// Where it is written until committed; None: written in place.
     temp: Option<PathBuf>,
     is_dir: bool,
+    /// The directories created to hold it, deepest first: removed (when empty) if it is
+    /// not committed.
+    created: Vec<PathBuf>,
 }
 
 impl Staged {
@@ -49,6 +53,7 @@ impl Staged {
                 target: path.to_path_buf(),
                 temp: Some(temp),
                 is_dir: false,
+                created: Vec::new(),
             },
             f,
         ))
@@ -60,14 +65,24 @@ impl Staged {
         if path.exists() && !path.is_dir() {
             return Err(io::Error::other("exists and is not a directory"));
         }
+        let created: Vec<PathBuf> = path
+            .ancestors()
+            .filter(|a| !a.as_os_str().is_empty())
+            .take_while(|a| std::fs::symlink_metadata(a).is_err())
+            .map(Path::to_path_buf)
+            .collect();
+        let mut staged = Staged {
+            target: path.to_path_buf(),
+            temp: None,
+            is_dir: true,
+            created,
+        };
+        // From here on a failure removes what was created.
         std::fs::create_dir_all(path)?;
         let temp = path.join(temp_name("out"));
         std::fs::create_dir(&temp)?;
-        Ok(Staged {
-            target: path.to_path_buf(),
-            temp: Some(temp),
-            is_dir: true,
-        })
+        staged.temp = Some(temp);
+        Ok(staged)
     }
 
     fn untracked(path: &Path, is_dir: bool) -> Staged {
@@ -75,6 +90,7 @@ impl Staged {
             target: path.to_path_buf(),
             temp: None,
             is_dir,
+            created: Vec::new(),
         }
     }
 
@@ -103,6 +119,7 @@ impl Staged {
                 std::fs::rename(&from, self.target.join(name))?;
             }
             std::fs::remove_dir(&temp)?;
+            self.created.clear();
         } else {
             // Renaming over a regular file makes ext4 (`auto_da_alloc`, on by default) start
             // writing the new file back inside rename(2): 0.2-0.3 s for a 600 MB trace, a
@@ -139,6 +156,13 @@ impl Drop for Staged {
             } else {
                 std::fs::remove_file(&temp)
             };
+        }
+        // The directories made for an output that did not come: only if still empty (an
+        // uncommitted output leaves them so, unless something else wrote there meanwhile).
+        for dir in self.created.drain(..) {
+            if std::fs::remove_dir(&dir).is_err() {
+                break;
+            }
         }
     }
 }
@@ -182,7 +206,7 @@ mod tests {
         let s = Staged::dir(&out).unwrap();
         std::fs::write(s.path().join("a.log"), "x").unwrap();
         drop(s);
-        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+        assert!(!out.exists(), "the directory made for it is gone too");
         let s = Staged::dir(&out).unwrap();
         std::fs::write(s.path().join("a.log"), "x").unwrap();
         s.commit().unwrap();
@@ -194,5 +218,25 @@ mod tests {
         let file = dir.path().join("f");
         std::fs::write(&file, "").unwrap();
         assert!(Staged::dir(&file).is_err());
+    }
+
+    #[test]
+    fn directories_made_for_an_uncommitted_output_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("a/b/plots");
+        let s = Staged::dir(&out).unwrap();
+        std::fs::write(s.path().join("x.svg"), "x").unwrap();
+        drop(s);
+        assert!(
+            !dir.path().join("a").exists(),
+            "every directory it made is gone"
+        );
+        // A directory that was there stays; a committed output keeps what it made.
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        drop(Staged::dir(&out).unwrap());
+        assert!(dir.path().join("a").is_dir() && !dir.path().join("a/b").exists());
+        let s = Staged::dir(&out).unwrap();
+        s.commit().unwrap();
+        assert!(out.is_dir());
     }
 }

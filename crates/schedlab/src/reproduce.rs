@@ -33,14 +33,14 @@
 //! `metric` is a metric of `compare` or `task.<thread>.runtime_ms`, the CPU time of one thread.
 
 use crate::error::InputError;
-use crate::experiment::{flatten, run_sides, Experiment};
+use crate::experiment::{parse_duration, run_sides, Experiment};
 use crate::report::compare::{mean, samples, variance, MeanKind, Sample};
 use crate::report::Results;
 use crate::Error;
+use schedlab_base::place::{At, Kind, Node};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
-use toml::Value;
 
 /// How far our ratio to the reference row may be from the seed's for the magnitude to
 /// match.
@@ -53,7 +53,7 @@ pub struct Row {
     /// KEY=VALUE switches on top of the experiment's.
     pub sets: Vec<String>,
     /// Workload keys replaced: (workload name, its keys).
-    pub workloads: Vec<(String, toml::Table)>,
+    pub workloads: Vec<(String, Node)>,
     /// The seed's values for this row.
     pub seed_values: Vec<f64>,
     /// Index of the row this one is compared with.
@@ -78,7 +78,7 @@ pub struct Reproduction {
     /// The rows the quick size runs (indices; their reference rows too). Empty: all.
     pub quick_rows: Vec<usize>,
     /// Workload keys the quick size replaces in every row (after the row's own).
-    pub quick_workloads: Vec<(String, toml::Table)>,
+    pub quick_workloads: Vec<(String, Node)>,
     pub rows: Vec<Row>,
 }
 
@@ -134,18 +134,6 @@ impl Outcome {
     }
 }
 
-fn err(file: &str, place: &str, expected: &str, found: impl Into<String>) -> InputError {
-    InputError::new(file, place, expected, found)
-}
-
-fn number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Integer(i) => Some(*i as f64),
-        Value::Float(f) => Some(*f),
-        _ => None,
-    }
-}
-
 impl Reproduction {
     /// The experiment file's `[reproduce]` table.
     pub fn load(path: &Path) -> Result<Reproduction, InputError> {
@@ -154,11 +142,6 @@ impl Reproduction {
     }
 
     pub fn from_experiment(experiment: Experiment) -> Result<Reproduction, InputError> {
-        let file = experiment.file.clone();
-        let t = experiment
-            .reproduce
-            .clone()
-            .ok_or_else(|| err(&file, "reproduce", "a [reproduce] table", "none"))?;
         const KEYS: &[&str] = &[
             "seed",
             "message",
@@ -170,232 +153,116 @@ impl Reproduction {
             "quick",
             "row",
         ];
-        if let Some(k) = t.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(err(
-                &file,
-                &format!("reproduce.{k}"),
-                &format!("one of {}", KEYS.join(", ")),
-                format!("unknown key `{k}`"),
-            ));
-        }
+        const ROW_KEYS: &[&str] = &["label", "set", "workload", "seed", "ref", "differs"];
+        let doc = experiment.doc().clone();
+        let top = doc.root().any_table("")?;
+        let t = top
+            .get("reproduce")
+            .ok_or_else(|| top.error_at("reproduce", "a [reproduce] table", "none"))?
+            .table(KEYS, "(see `schedlab reproduce`)")?;
         let string = |k: &str| -> Result<String, InputError> {
-            match t.get(k) {
-                Some(Value::String(s)) => Ok(s.clone()),
-                Some(_) => Err(err(
-                    &file,
-                    &format!("reproduce.{k}"),
-                    "a string",
-                    "another type",
-                )),
-                None => Err(err(&file, &format!("reproduce.{k}"), "a string", "nothing")),
-            }
+            Ok(t.req(k, "a string")?.str("a string")?.to_string())
         };
-        let boolean = |k: &str| -> Result<bool, InputError> {
-            match t.get(k) {
-                None => Ok(false),
-                Some(Value::Boolean(b)) => Ok(*b),
-                Some(_) => Err(err(
-                    &file,
-                    &format!("reproduce.{k}"),
-                    "true or false",
-                    "another type",
-                )),
-            }
-        };
+        let boolean = |k: &str| t.get(k).map_or(Ok(false), |v| v.bool("true or false"));
         let tie_pct = match t.get("tie_pct") {
             None => 5.0,
-            Some(v) => number(v)
-                .filter(|x| *x >= 0.0)
-                .ok_or_else(|| err(&file, "reproduce.tie_pct", "a percentage", "another value"))?,
+            Some(v) => {
+                let x = v.float("a percentage")?;
+                if x.is_nan() || x < 0.0 {
+                    return Err(v.mismatch("a percentage of at least 0"));
+                }
+                x
+            }
         };
         let (mut quick_duration_ns, mut quick_runs) = (None, None);
-        let mut quick_labels: Vec<(usize, String)> = Vec::new();
+        let mut quick_labels: Vec<At> = Vec::new();
         let mut quick_workloads = Vec::new();
-        match t.get("quick") {
-            None => {}
-            Some(Value::Table(q)) => {
-                if let Some(d) = q.get("duration") {
-                    let Value::String(s) = d else {
-                        return Err(err(
-                            &file,
-                            "reproduce.quick.duration",
-                            "a time such as \"1s\"",
-                            "another type",
-                        ));
-                    };
-                    quick_duration_ns = Some(crate::experiment::parse_duration(
-                        s,
-                        &file,
-                        "reproduce.quick.duration",
-                    )?);
-                }
-                if let Some(k) = q
-                    .keys()
-                    .find(|k| !["duration", "runs", "rows", "workload"].contains(&k.as_str()))
-                {
-                    return Err(err(
-                        &file,
-                        &format!("reproduce.quick.{k}"),
-                        "one of duration, runs, rows, workload",
-                        format!("unknown key `{k}`"),
-                    ));
-                }
-                quick_workloads =
-                    workload_keys(&file, "reproduce.quick.workload", q.get("workload"))?;
-                match q.get("rows") {
-                    None => {}
-                    Some(Value::Array(a)) => {
-                        for (i, l) in a.iter().enumerate() {
-                            let Value::String(l) = l else {
-                                return Err(err(
-                                    &file,
-                                    &format!("reproduce.quick.rows[{i}]"),
-                                    "a row label",
-                                    "another type",
-                                ));
-                            };
-                            quick_labels.push((i, l.clone()));
-                        }
-                    }
-                    Some(_) => {
-                        return Err(err(
-                            &file,
-                            "reproduce.quick.rows",
-                            "an array of row labels",
-                            "another type",
-                        ))
-                    }
-                }
-                if let Some(r) = q.get("runs") {
-                    quick_runs = Some(match r {
-                        Value::Integer(n) if *n >= 2 => *n as u64,
-                        _ => {
-                            return Err(err(
-                                &file,
-                                "reproduce.quick.runs",
-                                "an integer ≥ 2",
-                                "another value",
-                            ))
-                        }
-                    });
-                }
+        if let Some(q) = t.get("quick") {
+            let q = q.table(
+                &["duration", "runs", "rows", "workload"],
+                "(the test tier's size)",
+            )?;
+            if let Some(d) = q.get("duration") {
+                let s = d.str("a time such as \"1s\"")?;
+                quick_duration_ns = Some(parse_duration(s, d.file(), &d.place())?);
             }
-            Some(_) => return Err(err(&file, "reproduce.quick", "a table", "another type")),
+            if let Some(w) = q.get("workload") {
+                quick_workloads = workload_keys(&w)?;
+            }
+            if let Some(rows) = q.get("rows") {
+                quick_labels = rows.items("an array of row labels")?;
+            }
+            if let Some(r) = q.get("runs") {
+                quick_runs = Some(r.int_in(
+                    2,
+                    i128::from(crate::experiment::MAX_RUNS),
+                    "a number of runs",
+                )? as u64);
+            }
         }
-        let items = match t.get("row") {
-            Some(Value::Array(a)) if a.len() >= 2 => a,
-            _ => {
-                return Err(err(
-                    &file,
-                    "reproduce.row",
-                    "two or more [[reproduce.row]]",
-                    "fewer",
-                ))
-            }
-        };
-        let labels: Vec<String> = items
+        let items = t.req("row", "two or more [[reproduce.row]]")?;
+        let items = items.items("two or more [[reproduce.row]]")?;
+        if items.len() < 2 {
+            return Err(t.error_at("row", "two or more [[reproduce.row]]", "fewer"));
+        }
+        let rows_read: Vec<_> = items
             .iter()
-            .map(|r| {
-                r.get("label")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or_default()
+            .map(|r| r.table(ROW_KEYS, "(a row of the seed's table)"))
+            .collect::<Result<_, _>>()?;
+        let labels: Vec<String> = rows_read
+            .iter()
+            .map(|r| match r.get("label").map(|l| l.node().value.clone()) {
+                Some(Kind::Str(s)) => s,
+                _ => String::new(),
             })
             .collect();
         let mut rows = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            let base = format!("reproduce.row[{i}]");
-            let Value::Table(r) = item else {
-                return Err(err(&file, &base, "a table", "another type"));
-            };
-            const ROW_KEYS: &[&str] = &["label", "set", "workload", "seed", "ref", "differs"];
-            if let Some(k) = r.keys().find(|k| !ROW_KEYS.contains(&k.as_str())) {
-                return Err(err(
-                    &file,
-                    &format!("{base}.{k}"),
-                    &format!("one of {}", ROW_KEYS.join(", ")),
-                    format!("unknown key `{k}`"),
-                ));
-            }
+        for (i, r) in rows_read.iter().enumerate() {
             if labels[i].is_empty() || labels[..i].contains(&labels[i]) {
-                return Err(err(
-                    &file,
-                    &format!("{base}.label"),
+                return Err(r.error_at(
+                    "label",
                     "a label no other row has",
                     format!("`{}`", labels[i]),
                 ));
             }
             let mut sets = Vec::new();
-            match r.get("set") {
-                None => {}
-                Some(Value::Table(s)) => {
-                    let mut flat = Vec::new();
-                    flatten("", s, &mut flat);
-                    for (k, v) in flat {
-                        // A TOML string is the switch's value as written, without quotes.
-                        let v = match v {
-                            Value::String(s) => s.clone(),
-                            v => v.to_string(),
-                        };
-                        sets.push(format!("{k}={v}"));
-                    }
-                }
-                Some(_) => {
-                    return Err(err(
-                        &file,
-                        &format!("{base}.set"),
-                        "a table of switches",
-                        "another type",
-                    ))
+            if let Some(s) = r.get("set") {
+                for (k, v) in s.any_table("of switches")?.flatten() {
+                    // A string is the switch's value as written, without quotes.
+                    sets.push(format!("{k}={}", v.scalar("a string, number or boolean")?));
                 }
             }
-            let workloads = workload_keys(&file, &format!("{base}.workload"), r.get("workload"))?;
+            let workloads = match r.get("workload") {
+                Some(w) => workload_keys(&w)?,
+                None => Vec::new(),
+            };
             let seed_values = match r.get("seed") {
                 None => Vec::new(),
-                Some(v) => match v {
-                    Value::Array(a) => a.iter().map(number).collect::<Option<Vec<f64>>>(),
-                    v => number(v).map(|x| vec![x]),
+                Some(v) => {
+                    const SEED: &str = "a positive number or an array of them";
+                    let xs = match &v.node().value {
+                        Kind::Array(_) => v.list(SEED, |x| x.float(SEED))?,
+                        _ => vec![v.float(SEED)?],
+                    };
+                    if !xs.iter().all(|x| *x > 0.0) {
+                        return Err(v.mismatch(SEED));
+                    }
+                    xs
                 }
-                .filter(|xs| xs.iter().all(|x| *x > 0.0))
-                .ok_or_else(|| {
-                    err(
-                        &file,
-                        &format!("{base}.seed"),
-                        "a positive number or an array of them",
-                        "another value",
-                    )
-                })?,
             };
             let reference = match r.get("ref") {
                 None => 0,
-                Some(Value::String(l)) => labels.iter().position(|x| x == l).ok_or_else(|| {
-                    err(
-                        &file,
-                        &format!("{base}.ref"),
-                        "the label of a row",
-                        format!("`{l}`"),
-                    )
-                })?,
-                Some(_) => {
-                    return Err(err(
-                        &file,
-                        &format!("{base}.ref"),
-                        "a row label",
-                        "another type",
-                    ))
+                Some(v) => {
+                    let l = v.str("a row label")?;
+                    labels
+                        .iter()
+                        .position(|x| x == l)
+                        .ok_or_else(|| v.error("the label of a row", format!("`{l}`")))?
                 }
             };
             let differs = match r.get("differs") {
                 None => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(_) => {
-                    return Err(err(
-                        &file,
-                        &format!("{base}.differs"),
-                        "a string",
-                        "another type",
-                    ))
-                }
+                Some(v) => Some(v.str("a string")?.to_string()),
             };
             rows.push(Row {
                 label: labels[i].clone(),
@@ -407,15 +274,12 @@ impl Reproduction {
             });
         }
         let mut quick_rows = Vec::new();
-        for (i, l) in quick_labels {
-            let r = labels.iter().position(|x| *x == l).ok_or_else(|| {
-                err(
-                    &file,
-                    &format!("reproduce.quick.rows[{i}]"),
-                    "the label of a row",
-                    format!("`{l}`"),
-                )
-            })?;
+        for at in quick_labels {
+            let l = at.str("a row label")?;
+            let r = labels
+                .iter()
+                .position(|x| x == l)
+                .ok_or_else(|| at.error("the label of a row", format!("`{l}`")))?;
             for x in [r, rows[r].reference] {
                 if !quick_rows.contains(&x) {
                     quick_rows.push(x);
@@ -444,9 +308,12 @@ impl Reproduction {
             if repro.quick_rows.is_empty() || repro.quick_rows.contains(&i) {
                 repro.quick_side(&side, "reproduce.quick")?;
             }
-            for s in &row.sets {
-                let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k);
-                side.set(s, &format!("reproduce.row[{i}].set.{key}"))?;
+            let set = rows_read[i]
+                .get("set")
+                .map(|s| s.any_table(""))
+                .transpose()?;
+            for (s, (_, at)) in row.sets.iter().zip(set.iter().flat_map(|t| t.flatten())) {
+                side.set(s, &at.place())?;
             }
         }
         Ok(repro)
@@ -621,38 +488,16 @@ fn metric(r: &Results, name: &str) -> Option<Sample> {
     samples(r).into_iter().find(|s| s.name == name)
 }
 
-/// `workload = { <name> = { <workload key> = … } }` of a row or of `quick`.
-fn workload_keys(
-    file: &str,
-    place: &str,
-    v: Option<&Value>,
-) -> Result<Vec<(String, toml::Table)>, InputError> {
-    let mut out = Vec::new();
-    match v {
-        None => {}
-        Some(Value::Table(w)) => {
-            for (name, keys) in w {
-                let Value::Table(keys) = keys else {
-                    return Err(err(
-                        file,
-                        &format!("{place}.{name}"),
-                        "a table of workload keys",
-                        "another type",
-                    ));
-                };
-                out.push((name.clone(), keys.clone()));
-            }
-        }
-        Some(_) => {
-            return Err(err(
-                file,
-                place,
-                "a table: workload name → its keys",
-                "another type",
-            ))
-        }
-    }
-    Ok(out)
+/// `workload = { <name> = { <workload key> = … } }` of a row or of `quick`: each name and
+/// its table of keys.
+fn workload_keys(at: &At) -> Result<Vec<(String, Node)>, InputError> {
+    at.any_table("of workload names and their keys")?
+        .entries()
+        .map(|(name, keys)| {
+            keys.any_table("of workload keys")?;
+            Ok((name.to_string(), keys.node().clone()))
+        })
+        .collect()
 }
 
 fn stddev(xs: &[f64]) -> f64 {
@@ -680,7 +525,7 @@ pub fn bundled(dir: &Path, name: Option<&str>) -> Result<Vec<Reproduction>, Inpu
     let mut out = Vec::new();
     for f in files {
         let e = Experiment::load(&f)?;
-        if e.reproduce.is_none() {
+        if e.doc().root().any_table("")?.get("reproduce").is_none() {
             continue;
         }
         let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned());

@@ -11,7 +11,9 @@
 //!   ring_buffer.c): a page header (u64 timestamp, local_t commit), then events each behind a
 //!   32-bit header of `type_len` (5 bits: the length in words up to 28, or 0 with the length
 //!   in the next word) and `time_delta` (27 bits since the previous event), with a
-//!   TIME_EXTEND (type 30) event before a record whose delta does not fit.
+//!   TIME_EXTEND (type 30) event before a record whose delta does not fit; the times are
+//!   the trace clock, the simulated time plus `CLOCK_OFFSET_NS`, as in the text trace (no
+//!   record at 0, which KernelShark's loader reads as "no record").
 //!
 //! Each CPU's pages are appended to a scratch file beside the output during the run, so
 //! memory stays one page per CPU; `finish` writes the header and copies the CPUs' pages
@@ -588,6 +590,7 @@ fn clamps<'a>(push: &mut impl FnMut(Val<'a>), c: schedlab_model::kernel::tracepo
 impl Observer for Dat {
     fn event(&mut self, ts: u64, cpu: usize, current: Option<TaskRef<'_>>, ev: &TraceEvent<'_>) {
         if self.error.is_none() {
+            let ts = ts.saturating_add(super::CLOCK_OFFSET_NS);
             self.error = self.write_event(ts, cpu, current, ev).err();
         }
     }

@@ -1,6 +1,7 @@
 //! The ftrace text trace, line for line as `trace-cmd report` prints it:
 //! `<comm>-<pid> [<cpu>] <secs>.<ns>: <event>: <fields>` with the field formats of the v6.1
 //! tracepoints (`include/trace/events/sched.h`, `power.h`, `task.h`) and of LISA's module.
+//! The time is the trace clock: the simulated time plus `CLOCK_OFFSET_NS`, as in trace.dat.
 //!
 //! The file starts `# tracer: nop` (the line every Perfetto build looks for to recognise a
 //! text trace; LISA and trace-cmd-style parsers skip `#` lines) and then `cpus=N` (where
@@ -439,6 +440,7 @@ impl<W: Write> Observer for Ftrace<W> {
         if self.error.is_some() {
             return;
         }
+        let ts = ts.saturating_add(super::CLOCK_OFFSET_NS);
         if self.shown.shows(ev) {
             self.line(ts, cpu, current, ev);
         }
@@ -474,6 +476,7 @@ mod tests {
         prio: 120,
     };
 
+    /// The time is the simulated time plus `CLOCK_OFFSET_NS` (1 ns).
     #[test]
     fn sched_switch_line_matches_trace_cmd_report() {
         let mut f = Ftrace::new(Vec::new(), 6);
@@ -491,7 +494,7 @@ mod tests {
         let out = String::from_utf8(f.into_inner().unwrap()).unwrap();
         assert_eq!(
             out,
-            "# tracer: nop\n#\ncpus=6\n          <idle>-0     [000] 0.001000500: sched_switch: \
+            "# tracer: nop\n#\ncpus=6\n          <idle>-0     [000] 0.001000501: sched_switch: \
              prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=thread0-0 \
              next_pid=101 next_prio=120\n"
         );
@@ -528,11 +531,11 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "       thread0-0-101   [001] 0.000002000: tracing_mark_write: C|101|util|300",
-                "       thread0-0-101   [001] 0.000003000: tracing_mark_write: C|0|cpu1 util|300",
-                "          <idle>-0     [000] 0.000004000: sched_overutilized: overutilized=1 \
+                "       thread0-0-101   [001] 0.000002001: tracing_mark_write: C|101|util|300",
+                "       thread0-0-101   [001] 0.000003001: tracing_mark_write: C|0|cpu1 util|300",
+                "          <idle>-0     [000] 0.000004001: sched_overutilized: overutilized=1 \
                  span=0x3",
-                "          <idle>-0     [000] 0.000004000: tracing_mark_write: C|0|overutilized|1",
+                "          <idle>-0     [000] 0.000004001: tracing_mark_write: C|0|overutilized|1",
             ]
         );
     }

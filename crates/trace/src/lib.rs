@@ -17,6 +17,18 @@ pub use dat::Dat;
 pub use ftrace::Ftrace;
 pub use ring_buffer::Deferred;
 
+/// A trace file's clock: the simulated time plus this, in both formats. A kernel's trace
+/// clock counts from boot, so a real trace has no record at 0, and KernelShark's loader
+/// reads 0 as "no record": libkshark's `pick_next_cpu()` (src/libkshark-tepdata.c, 2.0
+/// to 2.3.1) merges the CPUs' records by `if (!ts || rec_ts < ts)`, so while the record it
+/// holds is at 0 the next CPU's wins whatever its time, and the records at t = 0 (every
+/// CPU's initial state) made it emit CPU after CPU instead of in time order. One
+/// nanosecond keeps every record off 0 and moves nothing else: durations, the order, what
+/// a reader computes from differences (LISA's analyses, the replay reader) are unchanged.
+/// Only the timestamps move: the times events carry (PELT's `update_time`, rt-app's
+/// `clock_ref`) and the results' stay the simulation's.
+pub const CLOCK_OFFSET_NS: u64 = 1;
+
 /// The file format of `--trace`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum TraceFormat {

@@ -1,14 +1,16 @@
 //! Platform files: the fields of [`Platform`] as TOML or JSON (SPEC §1), read into a
 //! `Platform` and checked against what a kernel could boot on.
 //!
-//! The text is first parsed into a generic tree and then walked by hand rather than handed to
-//! serde, so that every mistake is reported at its key path (`freq_domains[1].opps[3].freq_khz`)
-//! in both formats, with what was expected there and what was found. The accepted keys and
-//! their defaults are those of the serde derives in `mod.rs`; `tests/it/platform.rs` checks that
-//! both readings of every preset agree.
+//! The text is read by the place-keeping reader of `schedlab_base::place` rather than handed
+//! to serde, so that every mistake is reported at its key path and line
+//! (`freq_domains[1].opps[3].freq_khz (line 40 column 3)`) in both formats, with what was
+//! expected there and what was found. The accepted keys and their defaults are those of the
+//! serde derives in `mod.rs`; `tests/it/platform.rs` checks that both readings of every
+//! preset agree.
 
 use super::{Costs, Cpu, FreqDomain, IdleState, Memory, Opp, Platform, SCHED_CAPACITY_SCALE};
 use schedlab_base::error::InputError;
+use schedlab_base::place::{At, Doc};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -23,825 +25,416 @@ const HZ_RANGE: std::ops::RangeInclusive<u32> = 24..=1200;
 
 /// Reads and checks the platform file at `path`.
 pub fn load_file(path: &Path) -> Result<Platform, InputError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        InputError::new(
-            &file,
-            "file",
-            "a readable UTF-8 platform file",
-            e.to_string(),
-        )
-    })?;
-    parse_platform(&text, &file)
+    let text = schedlab_base::place::read_text(path, "UTF-8 platform file")?;
+    parse_platform(&text, &path.display().to_string())
 }
 
 /// Parses platform `text` (TOML, or JSON when it starts with `{` or `file` ends in `.json`)
 /// and checks it; `file` names the source in errors.
 pub fn parse_platform(text: &str, file: &str) -> Result<Platform, InputError> {
-    let json = file.ends_with(".json") || text.trim_start().starts_with('{');
-    let root = if json {
-        parse_json(text, file)?
-    } else {
-        parse_toml(text, file)?
-    };
-    let platform = Reader { file, json }.platform(&root)?;
-    validate(&platform, file)?;
+    let doc = Doc::parse(text, file)?;
+    let platform = platform(&doc.root())?;
+    // A rule broken by what was read is named at the key's line when the file has the key
+    // (a layout's CPUs are computed: those have their path only).
+    validate(&platform, file).map_err(|e| InputError {
+        place: doc.place_of(&e.place),
+        ..e
+    })?;
     Ok(platform)
 }
 
-/// A TOML or JSON document reduced to what can appear in a platform file.
-enum Node {
-    Null,
-    Bool(bool),
-    Int(i128),
-    Float(f64),
-    Str(String),
-    /// A TOML date or time, which no platform field accepts.
-    Datetime(String),
-    Array(Vec<Node>),
-    Table(Vec<(String, Node)>),
+/// An optional key: `None` when absent or null.
+fn optional<'d>(t: &schedlab_base::place::Table<'d>, key: &str) -> Option<At<'d>> {
+    t.get(key).filter(|at| !at.is_null())
 }
 
-fn parse_toml(text: &str, file: &str) -> Result<Node, InputError> {
-    let table: toml::Table = toml::from_str(text).map_err(|e| {
-        let place = match e.span() {
-            Some(span) => line_column(text, span.start),
-            None => "document".to_string(),
-        };
-        syntax_error(file, place, "TOML", e.message())
-    })?;
-    Ok(from_toml(toml::Value::Table(table)))
-}
-
-fn from_toml(value: toml::Value) -> Node {
-    match value {
-        toml::Value::String(s) => Node::Str(s),
-        toml::Value::Integer(i) => Node::Int(i.into()),
-        toml::Value::Float(f) => Node::Float(f),
-        toml::Value::Boolean(b) => Node::Bool(b),
-        toml::Value::Datetime(d) => Node::Datetime(d.to_string()),
-        toml::Value::Array(items) => Node::Array(items.into_iter().map(from_toml).collect()),
-        toml::Value::Table(table) => {
-            Node::Table(table.into_iter().map(|(k, v)| (k, from_toml(v))).collect())
-        }
-    }
-}
-
-fn parse_json(text: &str, file: &str) -> Result<Node, InputError> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        let place = format!("line {} column {}", e.line(), e.column());
-        // serde_json appends the position to its message; it is in `place` already.
-        let message = e.to_string();
-        let message = message
-            .strip_suffix(&format!(" at {place}"))
-            .unwrap_or(&message);
-        syntax_error(file, place, "JSON", message)
-    })?;
-    Ok(from_json(value))
-}
-
-fn from_json(value: serde_json::Value) -> Node {
-    match value {
-        serde_json::Value::Null => Node::Null,
-        serde_json::Value::Bool(b) => Node::Bool(b),
-        serde_json::Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Node::Int(i.into())
-            } else if let Some(u) = n.as_u64() {
-                Node::Int(u.into())
-            } else {
-                Node::Float(n.as_f64().unwrap_or(f64::NAN))
-            }
-        }
-        serde_json::Value::String(s) => Node::Str(s),
-        serde_json::Value::Array(items) => Node::Array(items.into_iter().map(from_json).collect()),
-        serde_json::Value::Object(map) => {
-            Node::Table(map.into_iter().map(|(k, v)| (k, from_json(v))).collect())
-        }
-    }
-}
-
-/// `line L column C` (both from 1) of byte `offset` in `text`.
-fn line_column(text: &str, offset: usize) -> String {
-    let (mut line, mut column) = (1, 1);
-    for (_, c) in text.char_indices().take_while(|&(i, _)| i < offset) {
-        if c == '\n' {
-            line += 1;
-            column = 1;
-        } else {
-            column += 1;
-        }
-    }
-    format!("line {line} column {column}")
-}
-
-/// A parser's complaint as an [`InputError`]. Parser messages often carry a line saying
-/// what they expected (``expected `,` or `}` ``); that becomes `expected`, the rest `found`.
-fn syntax_error(file: &str, place: String, format: &str, message: &str) -> InputError {
-    let mut expected = None;
-    let mut found = Vec::new();
-    for line in message.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        match line.strip_prefix("expected ") {
-            Some(what) if expected.is_none() => {
-                expected = Some(format!("{what} ({format} syntax)"))
-            }
-            _ => found.push(line),
-        }
-    }
-    let found = if found.is_empty() {
-        "something else".to_string()
-    } else {
-        found.join("; ")
+fn platform(root: &At) -> Result<Platform, InputError> {
+    const KEYS: &[&str] = &[
+        "name",
+        "description",
+        "cpus",
+        "freq_domains",
+        "hz",
+        "freq_invariant",
+        "energy_model",
+        "numa_distance",
+        "node_reclaim_distance",
+        "layout",
+        "costs",
+        "memory",
+        "kernel",
+    ];
+    let t = root.table(KEYS, "of the platform's fields")?;
+    let name = t.req("name", NAME)?.str(NAME)?.to_string();
+    let description = match t.get("description") {
+        Some(at) => at.str(DESCRIPTION)?.to_string(),
+        None => String::new(),
     };
-    let expected = expected.unwrap_or_else(|| format!("valid {format}"));
-    InputError::new(file, place, expected, found)
-}
-
-/// Walks a parsed document into a [`Platform`], naming the key path of anything wrong.
-struct Reader<'a> {
-    file: &'a str,
-    /// Whether the document is JSON, so that errors say "object" rather than "table".
-    json: bool,
-}
-
-/// The entries of one table, and where it sits in the document.
-struct Table<'n> {
-    place: String,
-    entries: &'n [(String, Node)],
-}
-
-impl<'n> Table<'n> {
-    fn at(&self, key: &str) -> String {
-        if self.place.is_empty() {
-            key.to_string()
-        } else {
-            format!("{}.{key}", self.place)
-        }
-    }
-
-    fn get(&self, key: &str) -> Option<&'n Node> {
-        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
-}
-
-impl Reader<'_> {
-    fn error(
-        &self,
-        place: &str,
-        expected: impl Into<String>,
-        found: impl Into<String>,
-    ) -> InputError {
-        let place = if place.is_empty() { "top level" } else { place };
-        InputError::new(self.file, place, expected, found)
-    }
-
-    fn mismatch(&self, place: &str, expected: &str, node: &Node) -> InputError {
-        self.error(place, expected, self.describe(node))
-    }
-
-    /// How `node` reads in an error message.
-    fn describe(&self, node: &Node) -> String {
-        match node {
-            Node::Null => "null".to_string(),
-            Node::Bool(b) => format!("the boolean {b}"),
-            Node::Int(i) => format!("the integer {i}"),
-            Node::Float(f) => format!("the number {f}"),
-            Node::Str(s) if s.chars().count() > 40 => {
-                format!("the string {:?}…", s.chars().take(40).collect::<String>())
-            }
-            Node::Str(s) => format!("the string {s:?}"),
-            Node::Datetime(d) => format!("the date-time {d}"),
-            Node::Array(items) => format!("an array of {} items", items.len()),
-            Node::Table(_) if self.json => "an object".to_string(),
-            Node::Table(_) => "a table".to_string(),
-        }
-    }
-
-    fn table<'n>(
-        &self,
-        node: &'n Node,
-        place: String,
-        keys: &[&str],
-    ) -> Result<Table<'n>, InputError> {
-        let Node::Table(entries) = node else {
-            let what = if self.json { "an object" } else { "a table" };
-            return Err(self.mismatch(
-                &place,
-                &format!("{what} with keys {}", keys.join(", ")),
-                node,
-            ));
-        };
-        let table = Table { place, entries };
-        if let Some((key, _)) = entries.iter().find(|(k, _)| !keys.contains(&k.as_str())) {
-            return Err(self.error(
-                &table.at(key),
-                format!("one of the keys {}", keys.join(", ")),
-                format!("the unknown key {key:?}"),
-            ));
-        }
-        Ok(table)
-    }
-
-    fn required<'n>(
-        &self,
-        table: &Table<'n>,
-        key: &str,
-        expected: &str,
-    ) -> Result<&'n Node, InputError> {
-        table
-            .get(key)
-            .ok_or_else(|| self.error(&table.at(key), expected, "nothing: the key is missing"))
-    }
-
-    fn string(&self, node: &Node, place: &str, expected: &str) -> Result<String, InputError> {
-        match node {
-            Node::Str(s) => Ok(s.clone()),
-            other => Err(self.mismatch(place, expected, other)),
-        }
-    }
-
-    fn boolean(&self, node: &Node, place: &str, expected: &str) -> Result<bool, InputError> {
-        match node {
-            Node::Bool(b) => Ok(*b),
-            other => Err(self.mismatch(place, expected, other)),
-        }
-    }
-
-    /// An integer that fits `T`; range rules beyond the type are `validate`'s job.
-    fn int<T: TryFrom<i128>>(
-        &self,
-        node: &Node,
-        place: &str,
-        expected: &str,
-    ) -> Result<T, InputError> {
-        match node {
-            Node::Int(i) => {
-                T::try_from(*i).map_err(|_| self.error(place, expected, format!("the integer {i}")))
-            }
-            other => Err(self.mismatch(place, expected, other)),
-        }
-    }
-
-    /// A number: integers are accepted where a fraction is allowed (`power_mw = 33`).
-    fn number(&self, node: &Node, place: &str, expected: &str) -> Result<f64, InputError> {
-        match node {
-            Node::Int(i) => Ok(*i as f64),
-            Node::Float(f) => Ok(*f),
-            other => Err(self.mismatch(place, expected, other)),
-        }
-    }
-
-    fn array<'n>(
-        &self,
-        node: &'n Node,
-        place: &str,
-        expected: &str,
-    ) -> Result<&'n [Node], InputError> {
-        match node {
-            Node::Array(items) => Ok(items),
-            other => Err(self.mismatch(place, expected, other)),
-        }
-    }
-
-    /// Each item of an array, read by `item` at its own place (`cpus[3]`).
-    fn list<T>(
-        &self,
-        node: &Node,
-        place: &str,
-        expected: &str,
-        item: impl Fn(&Node, String) -> Result<T, InputError>,
-    ) -> Result<Vec<T>, InputError> {
-        self.array(node, place, expected)?
-            .iter()
-            .enumerate()
-            .map(|(i, n)| item(n, format!("{place}[{i}]")))
-            .collect()
-    }
-
-    fn platform(&self, root: &Node) -> Result<Platform, InputError> {
-        const KEYS: &[&str] = &[
-            "name",
-            "description",
-            "cpus",
-            "freq_domains",
-            "hz",
-            "freq_invariant",
-            "energy_model",
-            "numa_distance",
-            "node_reclaim_distance",
-            "layout",
-            "costs",
-            "memory",
-            "kernel",
-        ];
-        let t = self.table(root, String::new(), KEYS)?;
-        let name = self.string(self.required(&t, "name", NAME)?, &t.at("name"), NAME)?;
-        let description = match t.get("description") {
-            Some(n) => self.string(n, &t.at("description"), DESCRIPTION)?,
-            None => String::new(),
-        };
-        let numa_distance = match t.get("numa_distance") {
-            Some(n) => self.list(n, &t.at("numa_distance"), DISTANCES, |row, p| {
-                self.list(row, &p, DISTANCES, |d, p| self.int(d, &p, DISTANCE))
-            })?,
-            None => Vec::new(),
-        };
-        let node_reclaim_distance = match t.get("node_reclaim_distance") {
-            None | Some(Node::Null) => None,
-            Some(n) => Some(self.int(n, &t.at("node_reclaim_distance"), DISTANCE)?),
-        };
-        let (cpus, freq_domains) = match t.get("layout") {
-            Some(layout) => {
-                for key in ["cpus", "freq_domains"] {
-                    if t.get(key).is_some() {
-                        return Err(self.error(
-                            &t.at(key),
-                            "either a layout or cpus and freq_domains",
-                            format!("both layout and {key}"),
-                        ));
-                    }
+    let numa_distance = match t.get("numa_distance") {
+        Some(at) => at.list(DISTANCES, |row| row.list(DISTANCES, |d| d.int(DISTANCE)))?,
+        None => Vec::new(),
+    };
+    let node_reclaim_distance = optional(&t, "node_reclaim_distance")
+        .map(|at| at.int(DISTANCE))
+        .transpose()?;
+    let (cpus, freq_domains) = match t.get("layout") {
+        Some(layout) => {
+            for key in ["cpus", "freq_domains"] {
+                if t.has(key) {
+                    return Err(t.error_at(
+                        key,
+                        "either a layout or cpus and freq_domains",
+                        format!("both layout and {key}"),
+                    ));
                 }
-                self.layout(layout, t.at("layout"), numa_distance.len())?
             }
-            None => {
-                let cpus_node = self.required(&t, "cpus", CPUS)?;
-                let cpus = self.list(cpus_node, &t.at("cpus"), CPUS, |n, p| self.cpu(n, p))?;
-                let domains_node = self.required(&t, "freq_domains", DOMAINS)?;
-                let freq_domains =
-                    self.list(domains_node, &t.at("freq_domains"), DOMAINS, |n, p| {
-                        self.domain(n, p)
-                    })?;
-                (cpus, freq_domains)
-            }
-        };
-        let hz = match t.get("hz") {
-            None | Some(Node::Null) => None,
-            Some(n) => Some(self.int(n, &t.at("hz"), HZ)?),
-        };
-        let freq_invariant = match t.get("freq_invariant") {
-            None => true,
-            Some(n) => self.boolean(n, &t.at("freq_invariant"), BOOL)?,
-        };
-        let energy_model = match t.get("energy_model") {
-            None => true,
-            Some(n) => self.boolean(n, &t.at("energy_model"), BOOL)?,
-        };
-        // Missing costs come from the uarch of the capacity-1024 CPU at its top frequency.
-        let fastest = cpus
-            .iter()
-            .enumerate()
-            .max_by_key(|(i, c)| (c.capacity_orig, std::cmp::Reverse(*i)));
-        let default_costs = fastest.map_or(Costs::for_uarch("", 1_000_000), |(_, c)| {
-            let max_khz = freq_domains
-                .get(c.freq_domain)
-                .and_then(|d| d.opps.last())
-                .map_or(1_000_000, |o| o.freq_khz);
-            Costs::for_uarch(&c.uarch, max_khz)
-        });
-        let costs = self.override_fields(t.get("costs"), &t.at("costs"), default_costs, COST)?;
-        let memory =
-            self.override_fields(t.get("memory"), &t.at("memory"), Memory::fallback(), MEMORY)?;
-        let kernel = match t.get("kernel") {
-            Some(n) => self.kernel(n, &t.at("kernel"))?,
-            None => BTreeMap::new(),
-        };
-        Ok(Platform {
-            name,
-            description,
-            cpus,
-            freq_domains,
-            hz,
-            energy_model,
-            freq_invariant,
-            numa_distance,
-            node_reclaim_distance,
-            costs,
-            memory,
-            kernel,
-        })
-    }
+            self::layout(&layout, &t, numa_distance.len())?
+        }
+        None => {
+            let cpus = t.req("cpus", CPUS)?.list(CPUS, |at| cpu(at, true))?;
+            let freq_domains = t
+                .req("freq_domains", DOMAINS)?
+                .list(DOMAINS, |at| domain(at, true))?;
+            (cpus, freq_domains)
+        }
+    };
+    let hz = optional(&t, "hz").map(|at| at.int(HZ)).transpose()?;
+    let flag = |key: &str| t.get(key).map_or(Ok(true), |at| at.bool(BOOL));
+    let freq_invariant = flag("freq_invariant")?;
+    let energy_model = flag("energy_model")?;
+    // Missing costs come from the uarch of the capacity-1024 CPU at its top frequency.
+    let fastest = cpus
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, c)| (c.capacity_orig, std::cmp::Reverse(*i)));
+    let default_costs = fastest.map_or(Costs::for_uarch("", 1_000_000), |(_, c)| {
+        let max_khz = freq_domains
+            .get(c.freq_domain)
+            .and_then(|d| d.opps.last())
+            .map_or(1_000_000, |o| o.freq_khz);
+        Costs::for_uarch(&c.uarch, max_khz)
+    });
+    let costs = override_fields(t.get("costs"), default_costs, COST)?;
+    let memory = override_fields(t.get("memory"), Memory::fallback(), MEMORY)?;
+    let kernel = match t.get("kernel") {
+        Some(at) => kernel(&at)?,
+        None => BTreeMap::new(),
+    };
+    Ok(Platform {
+        name,
+        description,
+        cpus,
+        freq_domains,
+        hz,
+        energy_model,
+        freq_invariant,
+        numa_distance,
+        node_reclaim_distance,
+        costs,
+        memory,
+        kernel,
+    })
+}
 
-    /// A `[kernel]` table: switches as an experiment's `[set]` writes them (dotted keys,
-    /// values as strings, integers or booleans), each checked as `--set` checks it. Costs,
-    /// memory and the tick have their own tables and keys; cgroup writes are a run's, not a
-    /// machine's.
-    fn kernel(&self, node: &Node, place: &str) -> Result<BTreeMap<String, String>, InputError> {
-        let mut flat = Vec::new();
-        self.flatten(node, "", place, &mut flat)?;
-        let mut probe = crate::kernel::Variant::default();
-        let mut out = BTreeMap::new();
-        for (key, value) in flat {
-            let at = format!("{place}.{key}");
-            let own = match key.split('.').next() {
-                Some("cost") => Some("the [costs] table"),
-                Some("memory") => Some("the [memory] table"),
-                Some("cgroup") => {
-                    Some("an experiment (a cgroup write is a run's, not a machine's)")
-                }
-                _ if key == "config.HZ" => Some("the platform's `hz` key"),
-                _ => None,
-            };
-            if let Some(own) = own {
-                return Err(self.error(
-                    &at,
-                    format!("a kernel switch (`{key}` belongs in {own})"),
-                    format!("`{key}`"),
-                ));
-            }
-            probe
-                .set(&key, &value, self.file)
-                .map_err(|e| self.error(&at, e.expected, e.found))?;
-            out.insert(key, value);
-        }
-        Ok(out)
-    }
-
-    /// The switches of a `[kernel]` table as (dotted key, value text).
-    fn flatten(
-        &self,
-        node: &Node,
-        prefix: &str,
-        place: &str,
-        out: &mut Vec<(String, String)>,
-    ) -> Result<(), InputError> {
-        let Node::Table(entries) = node else {
-            let what = if self.json { "an object" } else { "a table" };
-            return Err(self.mismatch(place, &format!("{what} of switches"), node));
+/// A `[kernel]` table: switches as an experiment's `[set]` writes them (dotted keys, values
+/// as strings, integers or booleans), each checked as `--set` checks it. Costs, memory and
+/// the tick have their own tables and keys; cgroup writes are a run's, not a machine's.
+fn kernel(at: &At) -> Result<BTreeMap<String, String>, InputError> {
+    let table = at.any_table("a table of kernel switches")?;
+    let mut probe = crate::kernel::Variant::default();
+    let mut out = BTreeMap::new();
+    for (key, value) in table.flatten() {
+        let own = match key.split('.').next() {
+            Some("cost") => Some("the [costs] table"),
+            Some("memory") => Some("the [memory] table"),
+            Some("cgroup") => Some("an experiment (a cgroup write is a run's, not a machine's)"),
+            _ if key == "config.HZ" => Some("the platform's `hz` key"),
+            _ => None,
         };
-        for (k, v) in entries {
-            let key = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
-            let value = match v {
-                Node::Table(_) => {
-                    self.flatten(v, &key, place, out)?;
-                    continue;
-                }
-                Node::Str(s) => s.clone(),
-                Node::Bool(b) => b.to_string(),
-                Node::Int(i) => i.to_string(),
-                other => return Err(self.mismatch(&format!("{place}.{key}"), SWITCH_VALUE, other)),
-            };
-            out.push((key, value));
-        }
-        Ok(())
-    }
-
-    /// A table of non-negative integers over the fields of `default` (a flat serde
-    /// struct): the keys it has replace the defaults.
-    fn override_fields<T: serde::Serialize + serde::de::DeserializeOwned>(
-        &self,
-        node: Option<&Node>,
-        place: &str,
-        default: T,
-        expected: &str,
-    ) -> Result<T, InputError> {
-        let serde_json::Value::Object(mut fields) =
-            serde_json::to_value(&default).expect("a flat struct of integers serializes")
-        else {
-            unreachable!("a struct serializes to an object")
-        };
-        if let Some(node) = node {
-            let keys: Vec<&str> = fields.keys().map(String::as_str).collect();
-            let t = self.table(node, place.to_string(), &keys)?;
-            for (key, value) in t.entries {
-                let x: u64 = self.int(value, &t.at(key), expected)?;
-                fields.insert(key.clone(), x.into());
-            }
-        }
-        Ok(serde_json::from_value(serde_json::Value::Object(fields))
-            .expect("every field is an integer"))
-    }
-
-    /// A `[layout]` table: a regular server (sockets × cores × threads, cores sharing an
-    /// LLC in groups, NUMA nodes per socket) expanded into CPUs and cpufreq policies, numbered
-    /// as Linux numbers x86 servers (firmware lists the first thread of every core, package
-    /// by package, then the second threads: CPU n and n + cores are siblings).
-    fn layout(
-        &self,
-        node: &Node,
-        place: String,
-        nr_nodes: usize,
-    ) -> Result<(Vec<Cpu>, Vec<FreqDomain>), InputError> {
-        const KEYS: &[&str] = &[
-            "sockets",
-            "cores_per_socket",
-            "threads_per_core",
-            "cores_per_llc",
-            "nodes_per_socket",
-            "policy_per",
-            "cpu",
-            "freq_domain",
-        ];
-        let t = self.table(node, place, KEYS)?;
-        let count = |key: &str| -> Result<usize, InputError> {
-            let n: usize = self.int(self.required(&t, key, COUNT)?, &t.at(key), COUNT)?;
-            if n == 0 {
-                return Err(self.error(&t.at(key), COUNT, "0"));
-            }
-            Ok(n)
-        };
-        let sockets = count("sockets")?;
-        let cores = count("cores_per_socket")?;
-        let threads = count("threads_per_core")?;
-        let per_llc = count("cores_per_llc")?;
-        let nps = match t.get("nodes_per_socket") {
-            Some(_) => count("nodes_per_socket")?,
-            None => 1,
-        };
-        for (key, n) in [("cores_per_llc", per_llc), ("nodes_per_socket", nps)] {
-            if cores % n != 0 {
-                let expected = format!("a divisor of cores_per_socket ({cores})");
-                return Err(self.error(&t.at(key), expected, n.to_string()));
-            }
-        }
-        if (cores / nps) % per_llc != 0 {
-            let expected = format!(
-                "LLCs that do not straddle nodes ({} cores per node)",
-                cores / nps
-            );
-            return Err(self.error(&t.at("cores_per_llc"), expected, per_llc.to_string()));
-        }
-        let product = sockets
-            .checked_mul(cores)
-            .and_then(|n| n.checked_mul(threads));
-        let nr_cpus = match product {
-            Some(n) if n <= MAX_CPUS => n,
-            _ => {
-                let found = product.map_or("more than can be counted".to_string(), |n| {
-                    format!("{n} CPUs")
-                });
-                return Err(self.error(
-                    &t.place,
-                    format!("at most {MAX_CPUS} CPUs"),
-                    format!("{sockets} × {cores} × {threads} = {found}"),
-                ));
-            }
-        };
-        if sockets * nps > 1 && nr_nodes != sockets * nps {
-            return Err(self.error(
-                "numa_distance",
-                format!(
-                    "a {0} × {0} table, one row per node (sockets × nodes_per_socket)",
-                    sockets * nps
-                ),
-                format!("{nr_nodes} rows"),
+        if let Some(own) = own {
+            return Err(value.error(
+                format!("a kernel switch (`{key}` belongs in {own})"),
+                format!("`{key}`"),
             ));
         }
-        let per_package = match t.get("policy_per") {
-            None => false,
-            Some(Node::Str(s)) if s == "cpu" => false,
-            Some(Node::Str(s)) if s == "package" => true,
-            Some(other) => return Err(self.mismatch(&t.at("policy_per"), POLICY_PER, other)),
+        let text = match (value.str(""), value.bool(""), value.int::<i128>("")) {
+            (Ok(s), _, _) => s.to_string(),
+            (_, Ok(b), _) => b.to_string(),
+            (_, _, Ok(i)) => i.to_string(),
+            _ => return Err(value.mismatch(SWITCH_VALUE)),
         };
-        let template = self.layout_cpu(self.required(&t, "cpu", CPU)?, t.at("cpu"))?;
-        let domain_node = self.required(&t, "freq_domain", DOMAIN)?;
-        let domain = self.layout_domain(domain_node, t.at("freq_domain"))?;
-        let total_cores = sockets * cores;
-        let mut cpus = Vec::with_capacity(nr_cpus);
-        for id in 0..nr_cpus {
-            let core = id % total_cores;
-            let package = core / cores;
-            cpus.push(Cpu {
-                freq_domain: if per_package { package } else { id },
-                llc: core / per_llc,
-                smt_siblings: (0..threads)
-                    .map(|k| k * total_cores + core)
-                    .filter(|&s| s != id)
-                    .collect(),
-                package,
-                node: if sockets * nps > 1 {
-                    package * nps + (core % cores) / (cores / nps)
-                } else {
-                    0
-                },
-                ..template.clone()
+        probe
+            .set(&key, &text, value.file())
+            .map_err(|e| value.error(e.expected, e.found))?;
+        out.insert(key, text);
+    }
+    Ok(out)
+}
+
+/// A table of non-negative integers over the fields of `default` (a flat serde struct): the
+/// keys it has replace the defaults.
+fn override_fields<T: serde::Serialize + serde::de::DeserializeOwned>(
+    at: Option<At>,
+    default: T,
+    expected: &str,
+) -> Result<T, InputError> {
+    let serde_json::Value::Object(mut fields) =
+        serde_json::to_value(&default).expect("a flat struct of integers serializes")
+    else {
+        unreachable!("a struct serializes to an object")
+    };
+    if let Some(at) = at {
+        let keys: Vec<&str> = fields.keys().map(String::as_str).collect();
+        let t = at.table(&keys, "of costs")?;
+        for (key, value) in t.entries() {
+            let x: u64 = value.int(expected)?;
+            fields.insert(key.to_string(), x.into());
+        }
+    }
+    Ok(serde_json::from_value(serde_json::Value::Object(fields))
+        .expect("every field is an integer"))
+}
+
+/// A `[layout]` table: a regular server (sockets × cores × threads, cores sharing an LLC in
+/// groups, NUMA nodes per socket) expanded into CPUs and cpufreq policies, numbered as Linux
+/// numbers x86 servers (firmware lists the first thread of every core, package by package,
+/// then the second threads: CPU n and n + cores are siblings). `top` is the platform's
+/// table, for the error about its `numa_distance`.
+fn layout(
+    at: &At,
+    top: &schedlab_base::place::Table,
+    nr_nodes: usize,
+) -> Result<(Vec<Cpu>, Vec<FreqDomain>), InputError> {
+    const KEYS: &[&str] = &[
+        "sockets",
+        "cores_per_socket",
+        "threads_per_core",
+        "cores_per_llc",
+        "nodes_per_socket",
+        "policy_per",
+        "cpu",
+        "freq_domain",
+    ];
+    let t = at.table(KEYS, "of the server's shape")?;
+    let count = |key: &str| -> Result<usize, InputError> {
+        let n = t.req(key, COUNT)?.int_in(1, MAX_CPUS as i128, "a count")?;
+        Ok(n as usize)
+    };
+    let sockets = count("sockets")?;
+    let cores = count("cores_per_socket")?;
+    let threads = count("threads_per_core")?;
+    let per_llc = count("cores_per_llc")?;
+    let nps = match t.get("nodes_per_socket") {
+        Some(_) => count("nodes_per_socket")?,
+        None => 1,
+    };
+    for (key, n) in [("cores_per_llc", per_llc), ("nodes_per_socket", nps)] {
+        if cores % n != 0 {
+            let expected = format!("a divisor of cores_per_socket ({cores})");
+            return Err(t.error_at(key, expected, n.to_string()));
+        }
+    }
+    if (cores / nps) % per_llc != 0 {
+        let expected = format!(
+            "LLCs that do not straddle nodes ({} cores per node)",
+            cores / nps
+        );
+        return Err(t.error_at("cores_per_llc", expected, per_llc.to_string()));
+    }
+    let product = sockets
+        .checked_mul(cores)
+        .and_then(|n| n.checked_mul(threads));
+    let nr_cpus = match product {
+        Some(n) if n <= MAX_CPUS => n,
+        _ => {
+            let found = product.map_or("more than can be counted".to_string(), |n| {
+                format!("{n} CPUs")
             });
+            return Err(t.at().error(
+                format!("at most {MAX_CPUS} CPUs"),
+                format!("{sockets} × {cores} × {threads} = {found}"),
+            ));
         }
-        let freq_domains = if per_package {
-            (0..sockets)
-                .map(|s| FreqDomain {
-                    cpus: (0..nr_cpus).filter(|&c| cpus[c].package == s).collect(),
-                    ..domain.clone()
-                })
-                .collect()
-        } else {
-            (0..nr_cpus)
-                .map(|c| FreqDomain {
-                    cpus: vec![c],
-                    ..domain.clone()
-                })
-                .collect()
-        };
-        Ok((cpus, freq_domains))
+    };
+    if sockets * nps > 1 && nr_nodes != sockets * nps {
+        return Err(top.error_at(
+            "numa_distance",
+            format!(
+                "a {0} × {0} table, one row per node (sockets × nodes_per_socket)",
+                sockets * nps
+            ),
+            format!("{nr_nodes} rows"),
+        ));
     }
-
-    /// The CPU of a layout: a `[[cpus]]` entry without the fields the layout gives.
-    fn layout_cpu(&self, node: &Node, place: String) -> Result<Cpu, InputError> {
-        self.cpu_with(node, place, false)
-    }
-
-    /// The cpufreq policy of a layout: a `[[freq_domains]]` entry without `cpus`.
-    fn layout_domain(&self, node: &Node, place: String) -> Result<FreqDomain, InputError> {
-        self.domain_with(node, place, false)
-    }
-
-    fn cpu(&self, node: &Node, place: String) -> Result<Cpu, InputError> {
-        self.cpu_with(node, place, true)
-    }
-
-    /// A CPU entry; `placed`: with the keys that place it (freq_domain, llc, smt_siblings,
-    /// package, node), which a layout computes instead.
-    fn cpu_with(&self, node: &Node, place: String, placed: bool) -> Result<Cpu, InputError> {
-        const KEYS: &[&str] = &[
-            "uarch",
-            "capacity_orig",
-            "idle_states",
-            "freq_domain",
-            "llc",
-            "smt_siblings",
-            "package",
-            "node",
-        ];
-        let t = self.table(node, place, if placed { KEYS } else { &KEYS[..3] })?;
-        let uarch = self.string(self.required(&t, "uarch", UARCH)?, &t.at("uarch"), UARCH)?;
-        let capacity_orig = self.int(
-            self.required(&t, "capacity_orig", CAPACITY)?,
-            &t.at("capacity_orig"),
-            CAPACITY,
-        )?;
-        let (freq_domain, llc) = if placed {
-            let freq_domain = self.int(
-                self.required(&t, "freq_domain", DOMAIN_INDEX)?,
-                &t.at("freq_domain"),
-                DOMAIN_INDEX,
-            )?;
-            (
-                freq_domain,
-                self.int(self.required(&t, "llc", LLC)?, &t.at("llc"), LLC)?,
-            )
-        } else {
-            (0, 0)
-        };
-        let id = |key: &str, expected: &str| match t.get(key) {
-            Some(n) => self.int(n, &t.at(key), expected),
-            None => Ok(0),
-        };
-        let package = id("package", PACKAGE)?;
-        let node = id("node", NODE)?;
-        let smt_siblings = match t.get("smt_siblings") {
-            Some(n) => self.list(n, &t.at("smt_siblings"), SIBLINGS, |n, p| {
-                self.int(n, &p, CPU_ID)
-            })?,
-            None => Vec::new(),
-        };
-        let idle_states = match t.get("idle_states") {
-            Some(n) => self.list(n, &t.at("idle_states"), IDLE_STATES, |n, p| {
-                self.idle_state(n, p)
-            })?,
-            None => Vec::new(),
-        };
-        Ok(Cpu {
-            uarch,
-            capacity_orig,
-            freq_domain,
-            llc,
-            smt_siblings,
+    let per_package = match t.get("policy_per") {
+        None => false,
+        Some(at) => at.choice(&["cpu", "package"], POLICY_PER)? == "package",
+    };
+    let template = cpu(&t.req("cpu", CPU)?, false)?;
+    let domain = domain(&t.req("freq_domain", DOMAIN)?, false)?;
+    let total_cores = sockets * cores;
+    let mut cpus = Vec::with_capacity(nr_cpus);
+    for id in 0..nr_cpus {
+        let core = id % total_cores;
+        let package = core / cores;
+        cpus.push(Cpu {
+            freq_domain: if per_package { package } else { id },
+            llc: core / per_llc,
+            smt_siblings: (0..threads)
+                .map(|k| k * total_cores + core)
+                .filter(|&s| s != id)
+                .collect(),
             package,
-            node,
-            idle_states,
-        })
+            node: if sockets * nps > 1 {
+                package * nps + (core % cores) / (cores / nps)
+            } else {
+                0
+            },
+            ..template.clone()
+        });
     }
+    let freq_domains = if per_package {
+        (0..sockets)
+            .map(|s| FreqDomain {
+                cpus: (0..nr_cpus).filter(|&c| cpus[c].package == s).collect(),
+                ..domain.clone()
+            })
+            .collect()
+    } else {
+        (0..nr_cpus)
+            .map(|c| FreqDomain {
+                cpus: vec![c],
+                ..domain.clone()
+            })
+            .collect()
+    };
+    Ok((cpus, freq_domains))
+}
 
-    fn domain(&self, node: &Node, place: String) -> Result<FreqDomain, InputError> {
-        self.domain_with(node, place, true)
-    }
+/// A CPU entry; `placed`: with the keys that place it (freq_domain, llc, smt_siblings,
+/// package, node), which a layout computes instead (its `cpu` template).
+fn cpu(at: &At, placed: bool) -> Result<Cpu, InputError> {
+    const KEYS: &[&str] = &[
+        "uarch",
+        "capacity_orig",
+        "idle_states",
+        "freq_domain",
+        "llc",
+        "smt_siblings",
+        "package",
+        "node",
+    ];
+    let t = at.table(if placed { KEYS } else { &KEYS[..3] }, "of a CPU's fields")?;
+    let uarch = t.req("uarch", UARCH)?.str(UARCH)?.to_string();
+    let capacity_orig = t.req("capacity_orig", CAPACITY)?.int(CAPACITY)?;
+    let (freq_domain, llc) = if placed {
+        (
+            t.req("freq_domain", DOMAIN_INDEX)?.int(DOMAIN_INDEX)?,
+            t.req("llc", LLC)?.int(LLC)?,
+        )
+    } else {
+        (0, 0)
+    };
+    let id = |key: &str, expected: &str| t.get(key).map_or(Ok(0), |at| at.int(expected));
+    let package = id("package", PACKAGE)?;
+    let node = id("node", NODE)?;
+    let smt_siblings = match t.get("smt_siblings") {
+        Some(at) => at.list(SIBLINGS, |c| c.int(CPU_ID))?,
+        None => Vec::new(),
+    };
+    let idle_states = match t.get("idle_states") {
+        Some(at) => at.list(IDLE_STATES, idle_state)?,
+        None => Vec::new(),
+    };
+    Ok(Cpu {
+        uarch,
+        capacity_orig,
+        freq_domain,
+        llc,
+        smt_siblings,
+        package,
+        node,
+        idle_states,
+    })
+}
 
-    /// A frequency domain; `with_cpus`: with its `cpus` key (a layout computes them).
-    fn domain_with(
-        &self,
-        node: &Node,
-        place: String,
-        with_cpus: bool,
-    ) -> Result<FreqDomain, InputError> {
-        const KEYS: &[&str] = &[
-            "opps",
-            "transition_latency_ns",
-            "transition_delay_us",
-            "fast_switch",
-            "freq_table",
-            "cluster_idle_states",
-            "cpus",
-        ];
-        let keys = if with_cpus { KEYS } else { &KEYS[..6] };
-        let t = self.table(node, place, keys)?;
-        let cpus = if with_cpus {
-            let cpus_node = self.required(&t, "cpus", DOMAIN_CPUS)?;
-            self.list(cpus_node, &t.at("cpus"), DOMAIN_CPUS, |n, p| {
-                self.int(n, &p, CPU_ID)
-            })?
-        } else {
-            Vec::new()
-        };
-        let opps_node = self.required(&t, "opps", OPPS)?;
-        let opps = self.list(opps_node, &t.at("opps"), OPPS, |n, p| self.opp(n, p))?;
-        let transition_latency_ns = match t.get("transition_latency_ns") {
-            Some(n) => self.int(n, &t.at("transition_latency_ns"), LATENCY)?,
-            None => 0,
-        };
-        let transition_delay_us = match t.get("transition_delay_us") {
-            None | Some(Node::Null) => None,
-            Some(n) => Some(self.int(n, &t.at("transition_delay_us"), DELAY)?),
-        };
-        let cluster_idle_states = match t.get("cluster_idle_states") {
-            Some(n) => self.list(n, &t.at("cluster_idle_states"), IDLE_STATES, |n, p| {
-                self.idle_state(n, p)
-            })?,
-            None => Vec::new(),
-        };
-        let flag = |key: &str| match t.get(key) {
-            None => Ok(true),
-            Some(n) => self.boolean(n, &t.at(key), BOOL),
-        };
-        Ok(FreqDomain {
-            cpus,
-            opps,
-            transition_latency_ns,
-            transition_delay_us,
-            fast_switch: flag("fast_switch")?,
-            freq_table: flag("freq_table")?,
-            cluster_idle_states,
-        })
-    }
+/// A frequency domain; `with_cpus`: with its `cpus` key (a layout computes them).
+fn domain(at: &At, with_cpus: bool) -> Result<FreqDomain, InputError> {
+    const KEYS: &[&str] = &[
+        "opps",
+        "transition_latency_ns",
+        "transition_delay_us",
+        "fast_switch",
+        "freq_table",
+        "cluster_idle_states",
+        "cpus",
+    ];
+    let keys = if with_cpus { KEYS } else { &KEYS[..6] };
+    let t = at.table(keys, "of a cpufreq policy's fields")?;
+    let cpus = if with_cpus {
+        t.req("cpus", DOMAIN_CPUS)?
+            .list(DOMAIN_CPUS, |c| c.int(CPU_ID))?
+    } else {
+        Vec::new()
+    };
+    let opps = t.req("opps", OPPS)?.list(OPPS, opp)?;
+    let transition_latency_ns = t
+        .get("transition_latency_ns")
+        .map_or(Ok(0), |at| at.int(LATENCY))?;
+    let transition_delay_us = optional(&t, "transition_delay_us")
+        .map(|at| at.int(DELAY))
+        .transpose()?;
+    let cluster_idle_states = match t.get("cluster_idle_states") {
+        Some(at) => at.list(IDLE_STATES, idle_state)?,
+        None => Vec::new(),
+    };
+    let flag = |key: &str| t.get(key).map_or(Ok(true), |at| at.bool(BOOL));
+    Ok(FreqDomain {
+        cpus,
+        opps,
+        transition_latency_ns,
+        transition_delay_us,
+        fast_switch: flag("fast_switch")?,
+        freq_table: flag("freq_table")?,
+        cluster_idle_states,
+    })
+}
 
-    fn opp(&self, node: &Node, place: String) -> Result<Opp, InputError> {
-        let t = self.table(node, place, &["freq_khz", "power_mw", "cluster_power_mw"])?;
-        let freq_khz = self.int(
-            self.required(&t, "freq_khz", FREQ)?,
-            &t.at("freq_khz"),
-            FREQ,
-        )?;
-        let power_mw = self.number(
-            self.required(&t, "power_mw", POWER)?,
-            &t.at("power_mw"),
-            POWER,
-        )?;
-        let cluster_power_mw = match t.get("cluster_power_mw") {
-            Some(n) => self.number(n, &t.at("cluster_power_mw"), POWER)?,
-            None => 0.0,
-        };
-        Ok(Opp {
-            freq_khz,
-            power_mw,
-            cluster_power_mw,
-        })
-    }
+fn opp(at: &At) -> Result<Opp, InputError> {
+    let t = at.table(
+        &["freq_khz", "power_mw", "cluster_power_mw"],
+        "of an OPP's fields",
+    )?;
+    Ok(Opp {
+        freq_khz: t.req("freq_khz", FREQ)?.int(FREQ)?,
+        power_mw: t.req("power_mw", POWER)?.float(POWER)?,
+        cluster_power_mw: t
+            .get("cluster_power_mw")
+            .map_or(Ok(0.0), |at| at.float(POWER))?,
+    })
+}
 
-    fn idle_state(&self, node: &Node, place: String) -> Result<IdleState, InputError> {
-        let t = self.table(
-            node,
-            place,
-            &[
-                "name",
-                "power_mw",
-                "exit_latency_ns",
-                "target_residency_ns",
-                "polling",
-            ],
-        )?;
-        let name = self.string(
-            self.required(&t, "name", STATE_NAME)?,
-            &t.at("name"),
-            STATE_NAME,
-        )?;
-        let power_mw = self.number(
-            self.required(&t, "power_mw", POWER)?,
-            &t.at("power_mw"),
-            POWER,
-        )?;
-        let exit_latency_ns = self.int(
-            self.required(&t, "exit_latency_ns", EXIT_LATENCY)?,
-            &t.at("exit_latency_ns"),
-            EXIT_LATENCY,
-        )?;
-        let target_residency_ns = match t.get("target_residency_ns") {
-            Some(v) => self.int(v, &t.at("target_residency_ns"), RESIDENCY)?,
-            None => exit_latency_ns,
-        };
-        let polling = match t.get("polling") {
-            Some(v) => self.boolean(v, &t.at("polling"), BOOL)?,
-            None => false,
-        };
-        Ok(IdleState {
-            name,
-            power_mw,
-            exit_latency_ns,
-            target_residency_ns,
-            polling,
-        })
-    }
+fn idle_state(at: &At) -> Result<IdleState, InputError> {
+    let t = at.table(
+        &[
+            "name",
+            "power_mw",
+            "exit_latency_ns",
+            "target_residency_ns",
+            "polling",
+        ],
+        "of an idle state's fields",
+    )?;
+    let exit_latency_ns = t.req("exit_latency_ns", EXIT_LATENCY)?.int(EXIT_LATENCY)?;
+    Ok(IdleState {
+        name: t.req("name", STATE_NAME)?.str(STATE_NAME)?.to_string(),
+        power_mw: t.req("power_mw", POWER)?.float(POWER)?,
+        exit_latency_ns,
+        target_residency_ns: t
+            .get("target_residency_ns")
+            .map_or(Ok(exit_latency_ns), |at| at.int(RESIDENCY))?,
+        polling: t.get("polling").map_or(Ok(false), |at| at.bool(BOOL))?,
+    })
 }
 
 // What each field holds, as error messages say it.

@@ -58,70 +58,9 @@ impl fmt::Display for Warning {
     }
 }
 
-/// The candidate closest to `word` by edit distance, if it is close enough to be a likely
-/// typo: at most one edit for words of up to four characters, two for longer ones (the
-/// bound rustc and git use for their suggestions is of the same order). Ties go to the
-/// earlier candidate, so the answer does not depend on anything but the list's order.
-pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let limit = if word.chars().count() <= 4 { 1 } else { 2 };
-    let mut best: Option<(usize, &str)> = None;
-    for &c in candidates {
-        let d = edit_distance(word, c);
-        if d <= limit && best.map_or(true, |(b, _)| d < b) {
-            best = Some((d, c));
-        }
-    }
-    best.map(|(_, c)| c)
-}
-
-/// Edit distance over characters counting insertions, deletions, substitutions and swaps of
-/// two neighbours (the optimal-string-alignment variant of Damerau–Levenshtein: `mdoe` is
-/// one edit from `mode`), with three rows of memory.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut before: Vec<usize> = vec![0; b.len() + 1];
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut row: Vec<usize> = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        row[0] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            row[j] = (prev[j - 1] + cost).min(prev[j] + 1).min(row[j - 1] + 1);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                row[j] = row[j].min(before[j - 2] + 1);
-            }
-        }
-        std::mem::swap(&mut before, &mut prev);
-        std::mem::swap(&mut prev, &mut row);
-    }
-    prev[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edit_distance_counts_insertions_deletions_and_substitutions() {
-        assert_eq!(edit_distance("", ""), 0);
-        assert_eq!(edit_distance("slep", "sleep"), 1);
-        assert_eq!(edit_distance("sleep", "slep"), 1);
-        assert_eq!(edit_distance("prority", "priority"), 1);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("frag", ""), 4);
-        assert_eq!(edit_distance("mdoe", "mode"), 1);
-        assert_eq!(edit_distance("ab", "ba"), 1);
-    }
-
-    #[test]
-    fn suggests_only_close_candidates() {
-        let keys = ["duration", "calibration", "ftrace", "instance", "sleep"];
-        assert_eq!(did_you_mean("duraton", &keys), Some("duration"));
-        assert_eq!(did_you_mean("instances", &keys), Some("instance"));
-        assert_eq!(did_you_mean("slep", &keys), Some("sleep"));
-        assert_eq!(did_you_mean("frag", &keys), None);
-        assert_eq!(did_you_mean("xyz", &keys), None);
-    }
 
     #[test]
     fn strict_error_names_the_key_and_the_suggestion() {

@@ -86,8 +86,8 @@ impl GenCommand {
 }
 
 /// `schedlab gen`'s grammar, to parse a generator invocation given as words.
-#[derive(clap::Parser)]
-#[command(name = "gen", no_binary_name = true)]
+#[derive(clap::Parser, Debug)]
+#[command(name = "schedlab gen", no_binary_name = true)]
 struct GenWords {
     #[command(subcommand)]
     command: GenCommand,
@@ -101,22 +101,26 @@ pub fn generate(
     file: &str,
     place: &str,
 ) -> Result<serde_json::Value, crate::error::InputError> {
-    use clap::Parser;
-    let words = std::iter::once(name.to_string()).chain(args.iter().cloned());
-    let command = GenWords::try_parse_from(words)
+    use clap::{CommandFactory, FromArgMatches};
+    let cmd = crate::args::lenient(GenWords::command());
+    let words: Vec<String> = std::iter::once(name.to_string())
+        .chain(args.iter().cloned())
+        .collect();
+    let command = cmd
+        .clone()
+        .try_get_matches_from(&words)
+        .and_then(|m| GenWords::from_arg_matches(&m))
         .map_err(|e| {
-            let msg = e.to_string();
-            let first = msg
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ");
-            crate::error::InputError::new(
-                file,
-                place,
-                format!("a generator invocation (`schedlab gen {name} --help`)"),
-                first.to_string(),
-            )
+            let (what, expected, found) = crate::args::error_parts(&cmd, &words, &e)
+                .unwrap_or_else(|| {
+                    let usage = format!("a generator invocation (`schedlab gen {name} --help`)");
+                    (
+                        "--help".to_string(),
+                        usage,
+                        "a request for help".to_string(),
+                    )
+                });
+            crate::error::InputError::new(file, format!("{place} {what}"), expected, found)
         })?
         .command;
     command.json().map_err(|e| {

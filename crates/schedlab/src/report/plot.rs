@@ -479,14 +479,18 @@ impl Observer for Tee {
 /// difference to the first side, between `*` when significant.
 pub fn compare_bars(c: &Comparison, dir: &Path) -> Result<(), crate::Error> {
     let path = dir.join("compare.svg");
-    draw_compare(c, dir, &path).map_err(|e| crate::Error::Io {
+    let io = |e: io::Error| crate::Error::Io {
         path: path.display().to_string(),
-        source: io::Error::other(e.to_string()),
-    })
+        source: e,
+    };
+    // Staged as a run's plots are: a failure leaves nothing, not even the directory.
+    let staged = crate::output::Staged::dir(dir).map_err(io)?;
+    draw_compare(c, &staged.path().join("compare.svg"))
+        .map_err(|e| io(io::Error::other(e.to_string())))?;
+    staged.commit().map_err(io)
 }
 
-fn draw_compare(c: &Comparison, dir: &Path, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
-    std::fs::create_dir_all(dir)?;
+fn draw_compare(c: &Comparison, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     // Every metric gets a panel; one that is zero on every side says so in its title.
     let metrics: Vec<_> = c.metrics.iter().collect();
     let cols = 2usize;

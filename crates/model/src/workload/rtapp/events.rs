@@ -262,10 +262,10 @@ impl Parser<'_> {
                     "{\"ref\": condition, \"mutex\": mutex}",
                 )?;
                 let (Some(r), Some(mx)) = (m.get("ref"), m.get("mutex")) else {
-                    return Err(self.err(
+                    return Err(self.mismatch(
+                        v,
                         place,
                         "both \"ref\" (a condition) and \"mutex\"",
-                        v.describe(),
                     ));
                 };
                 let r = self.string(r, &join(place, "ref"))?;
@@ -315,7 +315,7 @@ impl Parser<'_> {
             Kind::Fork => {
                 let name = self.string(v, place)?;
                 let Some(&task) = self.task_index.get(name) else {
-                    return Err(self.err(place, "the name of a task to fork", quote(name)));
+                    return Err(self.err_at(v, place, "the name of a task to fork", quote(name)));
                 };
                 self.forked.insert(task);
                 Event::Fork { task }
@@ -453,10 +453,10 @@ impl Parser<'_> {
             Some(Value::Str(s)) if s == "relative" => false,
             Some(Value::Str(s)) if s == "absolute" => true,
             Some(other) => {
-                return Err(self.err(
+                return Err(self.mismatch(
+                    other,
                     &join(place, "mode"),
                     "\"relative\" or \"absolute\"",
-                    other.describe(),
                 ))
             }
         };

@@ -29,7 +29,7 @@ impl Parser<'_> {
     /// The `global` object; a bad value is recorded and the other keys are still read.
     pub(super) fn parse_global(&mut self, g: &Value) {
         let Value::Object(m) = g else {
-            let e = self.err("global", "an object", g.describe());
+            let e = self.mismatch(g, "global", "an object");
             self.errors.push(e);
             return;
         };
@@ -72,10 +72,10 @@ impl Parser<'_> {
             }
             "log_size" => {
                 if !matches!(v, Value::Int(_) | Value::Str(_)) {
-                    return Err(self.err(
+                    return Err(self.mismatch(
+                        v,
                         &place,
                         "a size in MB or \"file\", \"disable\" or \"auto\"",
-                        v.describe(),
                     ));
                 }
             }
@@ -88,8 +88,8 @@ impl Parser<'_> {
                     Value::Bool(true) => FtraceCategories::ALL,
                     Value::Bool(false) => FtraceCategories::NONE,
                     Value::Str(s) => FtraceCategories::parse(s)
-                        .ok_or_else(|| self.err(&place, EXPECTED, quote(s)))?,
-                    _ => return Err(self.err(&place, EXPECTED, v.describe())),
+                        .ok_or_else(|| self.mismatch(v, &place, EXPECTED))?,
+                    _ => return Err(self.mismatch(v, &place, EXPECTED)),
                 };
             }
             "mem_buffer_size" => {
@@ -98,7 +98,8 @@ impl Parser<'_> {
             "generator" => {
                 let name = self.string(v, &place)?;
                 let g = Generator::parse(name).ok_or_else(|| {
-                    self.err(
+                    self.err_at(
+                        v,
                         &place,
                         format!("one of {}", Generator::NAMES.join(", ")),
                         quote(name),
@@ -153,24 +154,25 @@ impl Parser<'_> {
                 .filter(|d| !d.is_empty() && d.len() <= 6 && d.bytes().all(|b| b.is_ascii_digit()))
                 .and_then(|d| d.parse().ok())
                 .map(Calibration::Cpu)
-                .ok_or_else(|| self.err(place, EXPECTED, v.describe())),
-            _ => Err(self.err(place, EXPECTED, v.describe())),
+                .ok_or_else(|| self.mismatch(v, place, EXPECTED)),
+            _ => Err(self.mismatch(v, place, EXPECTED)),
         }
     }
 
     /// `global.channels`: `{"name": {"kind": K, "capacity": bytes}}`.
     pub(super) fn parse_channels(&mut self, v: &Value, place: &str) -> Result<(), InputError> {
         let Value::Object(m) = v else {
-            return Err(self.err(
+            return Err(self.mismatch(
+                v,
                 place,
                 "an object of channels {\"name\": {\"kind\", \"capacity\"}}",
-                v.describe(),
             ));
         };
         for (name, cv, _) in m {
             let cplace = join(place, name);
             if self.channels.index.contains_key(&(USER, name.clone())) {
-                return Err(self.err(
+                return Err(self.err_at(
+                    cv,
                     &cplace,
                     "each channel once",
                     format!("a second {}", quote(name)),
@@ -187,7 +189,8 @@ impl Parser<'_> {
                     let kplace = join(&cplace, "kind");
                     let s = self.string(k, &kplace)?;
                     ChannelKind::parse(s).ok_or_else(|| {
-                        self.err(
+                        self.err_at(
+                            k,
                             &kplace,
                             format!("one of {}", ChannelKind::NAMES.join(", ")),
                             quote(s),

@@ -83,11 +83,12 @@ use std::sync::Arc;
 
 use super::syscall::{Policy, SchedParams};
 use super::thread::FORKS_LIMIT;
-use super::warning::{did_you_mean, Warning};
+use super::warning::Warning;
 use super::EventLabel;
 use super::Generator;
 use schedlab_base::error::InputError;
 use schedlab_base::json::{self, quote, Value};
+use schedlab_base::place::{self, did_you_mean, join};
 
 mod events;
 mod global;
@@ -575,7 +576,7 @@ pub fn parse_workload(text: &str, file: &str) -> Result<Workload, InputError> {
 pub fn check_workload(text: &str, file: &str) -> Checked {
     match json::parse_json_c(text) {
         Ok((root, rest)) => {
-            let mut parser = Parser::new(file);
+            let mut parser = Parser::new(file, &root);
             if let Some(pos) = rest {
                 parser.warn(
                     &format!("line {} column {}", pos.line, pos.column),
@@ -585,13 +586,8 @@ pub fn check_workload(text: &str, file: &str) -> Checked {
                     None,
                 );
             }
-            parser.workload(&root)
+            parser.workload()
         }
-        Err(e) => Checked::error(InputError::new(
-            file,
-            format!("line {} column {}", e.pos.line, e.pos.column),
-            e.expected,
-            e.found,
-        )),
+        Err(e) => Checked::error(place::json_syntax_error(file, e)),
     }
 }

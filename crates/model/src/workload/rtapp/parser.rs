@@ -12,6 +12,10 @@ pub(super) type Props<'v> = HashMap<&'v str, &'v Value, fnv::FnvBuildHasher>;
 
 pub(super) struct Parser<'a> {
     pub(super) file: &'a str,
+    /// The document, and the line and column of each of its values by address (built at
+    /// the first error that names a value: errors are rare, and files can be large).
+    root: &'a Value,
+    positions: std::cell::OnceCell<HashMap<usize, json::Pos, fnv::FnvBuildHasher>>,
     pub(super) global: Global,
     /// Task name → index (FNV like `Props`: looked up, never iterated).
     pub(super) task_index: HashMap<String, usize, fnv::FnvBuildHasher>,
@@ -45,9 +49,11 @@ pub(super) struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    pub(super) fn new(file: &'a str) -> Self {
+    pub(super) fn new(file: &'a str, root: &'a Value) -> Self {
         Parser {
             file,
+            root,
+            positions: std::cell::OnceCell::new(),
             global: Global {
                 duration_ns: None,
                 calibration: Calibration::None,
@@ -90,6 +96,7 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// An error at the key path `place`.
     pub(super) fn err(
         &self,
         place: &str,
@@ -99,9 +106,40 @@ impl<'a> Parser<'a> {
         InputError::new(self.file, place, expected, found)
     }
 
+    /// An error about the value `v` at the key path `place`: the place has its line and
+    /// column too.
+    pub(super) fn err_at(
+        &self,
+        v: &Value,
+        place: &str,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> InputError {
+        let pos = self
+            .positions
+            .get_or_init(|| {
+                let mut map = HashMap::default();
+                index_positions(self.root, &mut map);
+                map
+            })
+            .get(&(v as *const Value as usize))
+            .copied();
+        InputError::new(self.file, place::place(place, pos), expected, found)
+    }
+
+    /// The error of a value that is not what `expected` says: found is the value as written.
+    pub(super) fn mismatch(
+        &self,
+        v: &Value,
+        place: &str,
+        expected: impl Into<String>,
+    ) -> InputError {
+        self.err_at(v, place, expected, v.describe())
+    }
+
     /// Reads the whole file, recording every error it can recover from and every warning.
-    pub(super) fn workload(mut self, root: &Value) -> Checked {
-        let r = self.read_top(root);
+    pub(super) fn workload(mut self) -> Checked {
+        let r = self.read_top(self.root);
         let workload = match r {
             Ok(specs) => self.finish(specs),
             Err(e) => {
@@ -124,7 +162,7 @@ impl<'a> Parser<'a> {
     /// task list to go on with).
     fn read_top(&mut self, root: &Value) -> Result<Vec<TaskSpec>, InputError> {
         let Value::Object(top) = root else {
-            return Err(self.err("top level", "a JSON object", root.describe()));
+            return Err(self.mismatch(root, "", "a JSON object"));
         };
         let top = self.properties(
             top,
@@ -140,7 +178,7 @@ impl<'a> Parser<'a> {
             return Err(self.err("top level", "a \"tasks\" object", "none"));
         };
         let Value::Object(tasks) = tasks else {
-            return Err(self.err("tasks", "an object of tasks", tasks.describe()));
+            return Err(self.mismatch(tasks, "tasks", "an object of tasks"));
         };
         if tasks.is_empty() {
             return Err(self.err("tasks", "at least one task", "an empty object"));
@@ -163,7 +201,7 @@ impl<'a> Parser<'a> {
                 continue;
             }
             let Value::Object(m) = v else {
-                let e = self.err(&place, "a task object", v.describe());
+                let e = self.mismatch(v, &place, "a task object");
                 self.errors.push(e);
                 continue;
             };
@@ -291,7 +329,7 @@ impl<'a> Parser<'a> {
         shape: &str,
     ) -> Result<Props<'v>, InputError> {
         let Value::Object(m) = v else {
-            return Err(self.err(place, format!("an object {shape}"), v.describe()));
+            return Err(self.mismatch(v, place, format!("an object {shape}")));
         };
         Ok(self.properties(
             m,
@@ -302,6 +340,7 @@ impl<'a> Parser<'a> {
         ))
     }
 
+    /// An integer in `lo..=hi`, called `what`; any other value is an error saying the range.
     pub(super) fn int_in(
         &self,
         v: &Value,
@@ -312,43 +351,40 @@ impl<'a> Parser<'a> {
     ) -> Result<i64, InputError> {
         match v {
             Value::Int(i) if (lo..=hi).contains(i) => Ok(*i),
-            Value::Int(_) => {
-                let range = match (lo, hi) {
-                    (i64::MIN, i64::MAX) => String::new(),
-                    (i64::MIN, hi) => format!(" (at most {hi})"),
-                    (lo, i64::MAX) => format!(" (at least {lo})"),
-                    (lo, hi) => format!(" (from {lo} to {hi})"),
-                };
-                Err(self.err(place, format!("{what}{range}"), v.describe()))
-            }
-            _ => Err(self.err(place, format!("{what} (an integer)"), v.describe())),
+            _ => Err(self.mismatch(v, place, place::integer(what, lo.into(), hi.into()))),
         }
     }
 
     pub(super) fn boolean(&self, v: &Value, place: &str) -> Result<bool, InputError> {
         match v {
             Value::Bool(b) => Ok(*b),
-            _ => Err(self.err(place, "true or false", v.describe())),
+            _ => Err(self.mismatch(v, place, "true or false")),
         }
     }
 
     pub(super) fn string<'v>(&self, v: &'v Value, place: &str) -> Result<&'v str, InputError> {
         match v {
             Value::Str(s) => Ok(s),
-            _ => Err(self.err(place, "a string", v.describe())),
+            _ => Err(self.mismatch(v, place, "a string")),
         }
     }
 }
 
-pub(super) fn join(base: &str, key: &str) -> String {
-    if base.is_empty() {
-        key.to_string()
-    } else {
-        // Pushed rather than `format!`ed: places are built for every task and event.
-        let mut place = String::with_capacity(base.len() + 1 + key.len());
-        place.push_str(base);
-        place.push('.');
-        place.push_str(key);
-        place
+/// Every value's line and column by its address: a member's is its key's.
+fn index_positions(v: &Value, map: &mut HashMap<usize, json::Pos, fnv::FnvBuildHasher>) {
+    match v {
+        Value::Object(members) => {
+            for (_, v, pos) in members {
+                map.insert(v as *const Value as usize, *pos);
+                index_positions(v, map);
+            }
+        }
+        Value::Array(items) => {
+            for (v, pos) in items {
+                map.insert(v as *const Value as usize, *pos);
+                index_positions(v, map);
+            }
+        }
+        _ => {}
     }
 }

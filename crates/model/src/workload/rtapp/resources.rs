@@ -70,14 +70,25 @@ impl Parser<'_> {
     /// wrong: the errors are recorded).
     pub(super) fn finish(&mut self, tasks: Vec<TaskSpec>) -> Option<Workload> {
         let deferred = std::mem::take(&mut self.deferred);
+        // A resume of nobody suggests a name threads suspend on; the names are gathered once
+        // and the comparisons bounded for the whole file, so that a file of many such resumes
+        // is read in linear time (the suggestions stop once the budget is spent).
+        let mut suspending: Option<Vec<String>> = None;
+        let mut budget = SUGGESTION_BUDGET;
         for d in &deferred {
             match d {
                 // rt-app's resume and signal name a wait resource (get_resource_index(ref,
                 // rtapp_wait, …)): with no thread waiting on it they wake nobody.
                 Deferred::Resume { cond, name, place } => {
                     if !self.cond_waited.contains(cond) {
-                        let names = self.suspending_names();
-                        let suggestion = did_you_mean(name, &names).map(str::to_string);
+                        let names = suspending.get_or_insert_with(|| self.suspending_names());
+                        let suggestion = if names.len() <= budget {
+                            budget -= names.len();
+                            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                            did_you_mean(name, &refs).map(str::to_string)
+                        } else {
+                            None
+                        };
                         self.warn(
                             place,
                             format!("resume of {}", quote(name)),
@@ -175,7 +186,7 @@ impl Parser<'_> {
     }
 
     /// The names threads suspend on (their tasks' names), for a resume's suggestion.
-    fn suspending_names(&self) -> Vec<&str> {
+    fn suspending_names(&self) -> Vec<String> {
         self.task_names
             .iter()
             .filter(|n| {
@@ -184,7 +195,11 @@ impl Parser<'_> {
                     .get(&(USER, n.to_string()))
                     .is_some_and(|c| self.cond_waited.contains(c))
             })
-            .map(String::as_str)
+            .cloned()
             .collect()
     }
 }
+
+/// How many names the "did you mean" of all of a file's resumes may compare with, in all:
+/// about a tenth of a second of edit distances.
+const SUGGESTION_BUDGET: usize = 1_000_000;

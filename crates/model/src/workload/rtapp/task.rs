@@ -160,10 +160,10 @@ impl Parser<'_> {
         let own_process = match p.get("process") {
             Some(Value::Bool(b)) => *b,
             Some(v) => {
-                let e = self.err(
+                let e = self.mismatch(
+                    v,
                     &join(&base, "process"),
                     "true (a process of its own) or false (a thread of rt-app's)",
-                    v.describe(),
                 );
                 self.errors.push(e);
                 false
@@ -214,7 +214,7 @@ impl Parser<'_> {
         let (loop_count, phases) = if let Some(v) = p.get("phases") {
             let place = join(&base, "phases");
             let Value::Object(pm) = v else {
-                return Err(self.err(&place, "an object of phases", v.describe()));
+                return Err(self.mismatch(v, &place, "an object of phases"));
             };
             if pm.is_empty() {
                 return Err(self.err(&place, "at least one phase", "an empty object"));
@@ -227,7 +227,7 @@ impl Parser<'_> {
             for (pname, pv, _) in pm {
                 let pplace = join(&place, pname);
                 let Value::Object(pmm) = pv else {
-                    let e = self.err(&pplace, "a phase object", pv.describe());
+                    let e = self.mismatch(pv, &pplace, "a phase object");
                     self.errors.push(e);
                     continue;
                 };
@@ -522,9 +522,9 @@ impl Parser<'_> {
                 "SCHED_FIFO" => Ok(Policy::Fifo),
                 "SCHED_RR" => Ok(Policy::Rr),
                 "SCHED_DEADLINE" => Ok(Policy::Deadline),
-                _ => Err(self.err(place, EXPECTED, v.describe())),
+                _ => Err(self.mismatch(v, place, EXPECTED)),
             },
-            _ => Err(self.err(place, EXPECTED, v.describe())),
+            _ => Err(self.mismatch(v, place, EXPECTED)),
         }
     }
 
@@ -534,7 +534,7 @@ impl Parser<'_> {
         };
         let place = join(base, "cpus");
         let Value::Array(items) = v else {
-            return Err(self.err(&place, "an array of CPU numbers", v.describe()));
+            return Err(self.mismatch(v, &place, "an array of CPU numbers"));
         };
         if items.is_empty() {
             return Err(self.err(&place, "at least one CPU", "an empty array"));
@@ -562,7 +562,7 @@ impl Parser<'_> {
             return Ok(None);
         }
         if !s.starts_with('/') {
-            return Err(self.err(&place, "a task group path starting with '/'", quote(s)));
+            return Err(self.err_at(v, &place, "a task group path starting with '/'", quote(s)));
         }
         Ok(Some(self.taskgroups.named(s)))
     }
