@@ -68,7 +68,7 @@ fn json_c_value(v: &JsonC, repeated: &mut usize) -> Value {
         JsonC::Null => Value::Null,
         JsonC::Bool(b) => json!(b),
         JsonC::Int(i) => json!(i),
-        JsonC::Float(f) => json!(f),
+        JsonC::Float(f, _) => json!(f),
         JsonC::Str(s) => json!(s),
         JsonC::Array(a) => Value::Array(a.iter().map(|(x, _)| json_c_value(x, repeated)).collect()),
         JsonC::Object(m) => {
