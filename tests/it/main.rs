@@ -41,4 +41,5 @@ mod trace_formats;
 mod uclamp_cost;
 mod uclamp_model;
 mod uclamp_system;
+mod workload_end;
 mod workload_parse;

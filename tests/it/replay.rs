@@ -559,6 +559,518 @@ fn gen_from_trace_writes_a_workload_that_runs() {
     assert_eq!(w.tasks.len(), 1);
 }
 
+/// Forks, exits, I/O waits, sleeps, preemptions and wake-ups by tasks.
+const EVERY_STATE: &str = r#"{ "tasks": {
+    "io": { "loop": 30, "run": 3000, "iorun": 500, "sleep": 1000 },
+    "hog": { "loop": -1, "run": 20000, "sleep": 50 },
+    "parent": { "loop": 4, "run": 200, "fork": "child", "sleep": 20000 },
+    "child": { "instance": 0, "loop": 3, "run": 500, "sleep": 200 },
+    "ping": { "loop": -1, "run": 2000, "resume": "pong", "suspend": "ping" },
+    "pong": { "loop": -1, "run": 2000, "resume": "ping", "suspend": "pong" } } }"#;
+
+/// `text` (schedlab's trace, the kernel's `TP_printk` layout) in the raw `field=value`
+/// layout of `trace-cmd report -R` and LISA's `trace.txt`: no ` ==> `, `prev_state` a number
+/// (v4.14's `TASK_REPORT` bits, or with `legacy` the raw task state of older kernels: D as
+/// the killable `D|K`, preemption as `TASK_STATE_MAX`, an exit as `TASK_DEAD`), the wake-ups
+/// with `success=1` and an unpadded CPU.
+fn to_raw(text: &str, legacy: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut l = line.to_string();
+        if let Some(at) = l.find("prev_state=") {
+            let v = at + "prev_state=".len();
+            let end = v + l[v..].find(' ').unwrap();
+            let n = match (&l[v..end], legacy) {
+                ("R" | "R+", false) => 256,
+                ("R" | "R+", true) => 4096,
+                ("S", _) => 1,
+                ("D", false) => 2,
+                ("D", true) => 130,
+                ("X", false) => 16,
+                ("X", true) => 64,
+                (s, _) => panic!("state {s}"),
+            };
+            l = format!("{}{n}{}", &l[..v], &l[end..]).replace(" ==> ", " ");
+        }
+        if l.contains(": sched_wak") {
+            let at = l.find(" target_cpu=").unwrap();
+            let cpu: usize = l[at + 12..].trim().parse().unwrap();
+            l = format!("{} success=1 target_cpu={cpu}", &l[..at]);
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// Problem 1 of the LISA traces: a trace in the raw layout (numeric states, no `==>`) in
+/// either of the kernel's state encodings reads as the same trace in the `TP_printk` one.
+#[test]
+fn the_raw_layout_extracts_as_the_printk_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = record(tmp.path(), "every", EVERY_STATE, "juno-r0", &[], 1);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains("prev_state=D") && text.contains("prev_state=X"));
+    let workload = |path: &Path| {
+        let l = extract_args(path, false)
+            .load()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let exited = l.timeline.tasks.iter().filter(|t| t.exited).count();
+        (l.extraction().workload(), exited)
+    };
+    let (want, exited) = workload(&trace);
+    assert!(exited >= 4, "the forked children exit: {exited}");
+    for legacy in [false, true] {
+        let raw = tmp.path().join(format!("raw-{legacy}.txt"));
+        std::fs::write(&raw, to_raw(&text, legacy)).unwrap();
+        assert_eq!(workload(&raw), (want.clone(), exited), "legacy {legacy}");
+    }
+}
+
+/// Bit 64 of a numeric `prev_state` is `TASK_DEAD` before v4.14 and `TASK_PARKED` since: a
+/// task that runs again after it was parked (it sleeps in between), one that does not
+/// exited.
+#[test]
+fn bit_64_is_an_exit_unless_the_task_runs_again() {
+    let line = |ts: &str, cpu: usize, prev: (&str, u32, &str), next: (&str, u32)| {
+        format!(
+            "  {}-{} [{cpu:03}] {ts}: sched_switch: prev_comm={} prev_pid={} prev_prio=120 \
+             prev_state={} next_comm={} next_pid={} next_prio=120\n",
+            prev.0, prev.1, prev.0, prev.1, prev.2, next.0, next.1
+        )
+    };
+    let mut text = String::from("cpus=2\n");
+    text += &line("1.000000", 0, ("swapper/0", 0, "0"), ("kthr", 5));
+    text += &line("1.001000", 0, ("kthr", 5, "64"), ("swapper/0", 0));
+    text += &line("1.002000", 1, ("swapper/1", 0, "0"), ("sh", 6));
+    text += &line("1.003000", 1, ("sh", 6, "64"), ("swapper/1", 0));
+    text += &line("1.010000", 0, ("swapper/0", 0, "0"), ("kthr", 5));
+    text += &line("1.011000", 0, ("kthr", 5, "1"), ("swapper/0", 0));
+    let info = CpuInfo::from_platform(&schedlab::platform::Platform::resolve("juno-r0").unwrap());
+    let tl = timeline::read(&text, "t.txt", &info, Window::default()).unwrap();
+    let task = |pid| tl.tasks.iter().find(|t| t.pid == pid).unwrap();
+    assert!(!task(5).exited && task(5).wakeups == 1, "{:?}", task(5));
+    assert!(task(6).exited && task(6).wakeups == 0, "{:?}", task(6));
+}
+
+/// A LISA `plat_info.yml` as LISA dumps it (`PlatformInfo.to_yaml`: PyYAML, block lists,
+/// `!!python/object` tags, anchors and aliases, the energy model a pickled
+/// `lisa.energy_model.EnergyModel` whose CPU nodes sit under a root that CPU 0's `parent`
+/// holds): a Juno r2-like board, CPUs 0,3,4,5 of capacity `little` and 1,2 of 1024,
+/// `freqs` per cluster; each CPU's active states (capacity, power) and idle states' power;
+/// no cluster level (the kernel's energy model, flat).
+fn lisa_plat_info(name: &str, little: u32, freqs: [&[u32]; 2], power: [&[f64]; 2]) -> String {
+    let cluster = |c: usize| usize::from(c == 1 || c == 2);
+    let cap = |c: usize| if cluster(c) == 1 { 1024 } else { little };
+    let mut y = String::from("platform-info:\n    conf:\n        abi: arm64\n");
+    y += "        cpu-capacities:\n            orig:\n";
+    for c in 0..6 {
+        y += &format!("                {c}: {}\n", cap(c));
+    }
+    y += "            writeable: false\n        cpus-count: 6\n        freq-domains:\n";
+    y += "        -   - 0\n            - 3\n            - 4\n            - 5\n        -   - 1\n            - 2\n";
+    y += "        freqs:\n";
+    for c in 0..6 {
+        y += &format!("            {c}:\n");
+        for f in freqs[cluster(c)] {
+            y += &format!("            - {f}\n");
+        }
+    }
+    y += "        kernel:\n            version: !!python/object:devlib.target.KernelVersion\n";
+    y += "                release: 4.19.0-juno\n                version_number: 4\n";
+    y += &format!("        name: {name}\n");
+    y += "        nrg-model: !!python/object:lisa.energy_model.EnergyModel\n            cpu_nodes:\n";
+    let node = |c: usize, ind: &str| {
+        let mut n = format!("{ind}active_states: !!omap\n");
+        let max = *freqs[cluster(c)].last().unwrap() as f64;
+        for (f, p) in freqs[cluster(c)].iter().zip(power[cluster(c)]) {
+            n += &format!(
+                "{ind}-   {f}: !!python/object/new:lisa.energy_model.ActiveState\n{ind}    - {}\n{ind}    - {p}\n",
+                cap(c) as f64 * *f as f64 / max
+            );
+        }
+        n += &format!("{ind}children: []\n{ind}cpu: {c}\n{ind}cpus: !!python/tuple\n{ind}- {c}\n");
+        n += &format!("{ind}idle_states: !!omap\n{ind}-   WFI: 3\n{ind}-   cpu-sleep-0: 1\n{ind}-   cluster-sleep-0: 0\n");
+        n += &format!("{ind}name: cpu{c}\n");
+        n
+    };
+    y += "            - &id001 !!python/object:lisa.energy_model.EnergyModelNode\n";
+    y += &node(0, "                ");
+    y += "                parent: &id002 !!python/object:lisa.energy_model.EnergyModelRoot\n";
+    y += "                    active_states: null\n                    children:\n                    - *id001\n";
+    for c in 1..6 {
+        y += &format!(
+            "                    - &id00{} !!python/object:lisa.energy_model.EnergyModelNode\n",
+            c + 2
+        );
+        y += &node(c, "                        ");
+        y += "                        parent: *id002\n";
+    }
+    y += "                    cpu: null\n                    name: null\n                    parent: null\n";
+    for c in 1..6 {
+        y += &format!("            - *id00{}\n", c + 2);
+    }
+    y += "            root: *id002\n        os: linux\n        rtapp:\n            calib:\n";
+    for c in 0..6 {
+        y += &format!("                {c}: {}\n", 300 + c);
+    }
+    y
+}
+
+/// Problem 2 of the LISA traces: a LISA plat_info.yml beside a trace (its name no preset's)
+/// is the platform the trace is read and replayed on: the nearest preset with the
+/// plat_info's capacities, OPPs and energy model, and the report says what came from where.
+#[test]
+fn a_lisa_plat_info_gives_its_capacities_opps_and_energy_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = record(tmp.path(), "t", PING_PONG, "juno-r0", &[], 1);
+    let little: &[u32] = &[450_000, 800_000, 950_000];
+    let big: &[u32] = &[600_000, 1_000_000, 1_200_000];
+    let (lp, bp): (&[f64], &[f64]) = (&[40.0, 90.5, 130.0], &[200.0, 450.0, 700.25]);
+    let yml = lisa_plat_info("juno-board", 462, [little, big], [lp, bp]);
+    std::fs::write(tmp.path().join("t.plat_info.yml"), &yml).unwrap();
+    let tp = rp::trace_platform(&trace, None).unwrap_or_else(|e| panic!("{e}\n{yml}"));
+    let p = tp.derived.expect("a platform of the plat_info");
+    assert_eq!(tp.preset.as_deref(), Some("juno-r0"));
+    assert_eq!(p.name, "juno-board");
+    for c in 0..6 {
+        let is_big = c == 1 || c == 2;
+        let (cap, freqs, power) = if is_big {
+            (1024, big, bp)
+        } else {
+            (462, little, lp)
+        };
+        assert_eq!(p.cpus[c].capacity_orig, cap, "CPU {c}");
+        let opps = &p.domain_of(c).opps;
+        assert_eq!(
+            opps.iter().map(|o| o.freq_khz).collect::<Vec<_>>(),
+            freqs,
+            "CPU {c}"
+        );
+        assert_eq!(
+            opps.iter().map(|o| o.power_mw).collect::<Vec<_>>(),
+            power,
+            "CPU {c}"
+        );
+        // A flat energy model: the cluster draws nothing of its own.
+        assert!(opps.iter().all(|o| o.cluster_power_mw == 0.0), "CPU {c}");
+        let idle: Vec<(&str, f64)> = p.cpus[c]
+            .idle_states
+            .iter()
+            .map(|s| (s.name.as_str(), s.power_mw))
+            .collect();
+        assert_eq!(idle, [("WFI", 3.0), ("cpu-sleep-0", 1.0)], "CPU {c}");
+        assert!(p
+            .domain_of(c)
+            .cluster_idle_states
+            .iter()
+            .all(|s| s.power_mw == 0.0));
+        // The extraction reads the trace with them.
+        assert_eq!(tp.info.capacity[c], cap);
+        assert_eq!(tp.info.max_khz[c], *freqs.last().unwrap());
+    }
+    let notes = tp.notes.join("\n");
+    assert!(
+        notes.contains("t.plat_info.yml") && notes.contains("juno-r0"),
+        "{notes}"
+    );
+    // The replay runs on it and says so.
+    let r = replay(&trace, false, None, &[], None);
+    assert_eq!(r.platform, "juno-board");
+    assert!(
+        r.notes.iter().any(|n| n.contains("capacities")),
+        "{:?}",
+        r.notes
+    );
+    // A plat_info of the preset itself (schedlab's own, beside its traces) is the preset.
+    std::fs::write(
+        tmp.path().join("t.plat_info.yml"),
+        schedlab::report::plat_info::plat_info_yaml(
+            &schedlab::platform::Platform::resolve("juno-r0").unwrap(),
+        ),
+    )
+    .unwrap();
+    let tp = rp::trace_platform(&trace, None).unwrap();
+    assert!(tp.derived.is_none() && tp.preset.as_deref() == Some("juno-r0"));
+}
+
+/// A hog on CPU 0 (a LITTLE of juno-r0: capacity 447, 450–850 MHz) from 1 s to 1.010 s, and
+/// `extra` lines (frequency events) in time order.
+fn hog_trace(extra: &[(&str, &str)]) -> String {
+    let mut lines: Vec<(String, String)> = vec![
+        (
+            "1.000000000".into(),
+            "  <idle>-0 [000] 1.000000000: sched_switch: prev_comm=swapper/0 prev_pid=0 \
+             prev_prio=120 prev_state=R ==> next_comm=hog next_pid=7 next_prio=120"
+                .into(),
+        ),
+        (
+            "1.010000000".into(),
+            "  hog-7 [000] 1.010000000: sched_switch: prev_comm=hog prev_pid=7 prev_prio=120 \
+             prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120"
+                .into(),
+        ),
+    ];
+    for (ts, l) in extra {
+        lines.push((ts.to_string(), l.replace("TS", ts)));
+    }
+    lines.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut text = String::from("cpus=6\n");
+    for (_, l) in lines {
+        text += &l;
+        text += "\n";
+    }
+    text
+}
+
+/// Problem 3 of the LISA traces, the frequency: a task's work is its CPU time × capacity ×
+/// frequency as the trace shows them. cpufreq logs changes only; devlib's report of the
+/// frequencies (a `print` at the recording's start, before any change) gives the frequency
+/// since the start; a first change up to the highest OPP says the CPU was below it; a
+/// frequency above the platform's highest OPP (the trace of another board) counts as it.
+#[test]
+fn a_tasks_work_is_its_cpu_time_at_the_traced_frequency() {
+    let info = CpuInfo::from_platform(&schedlab::platform::Platform::resolve("juno-r0").unwrap());
+    let work = |extra: &[(&str, &str)]| {
+        let tl = timeline::read(&hog_trace(extra), "t.txt", &info, Window::default()).unwrap();
+        let hog = tl.tasks.iter().find(|t| t.pid == 7).unwrap();
+        assert_eq!(hog.cpu_time_ns, 10_000_000);
+        (hog.cpu_work, tl.notes)
+    };
+    let ms_at = |ms: u64, khz: u64| ms * 1_000_000 * (447 * khz / 850_000);
+    // Nothing said: cpufreq's start, the highest OPP.
+    assert_eq!(work(&[]).0, ms_at(10, 850_000));
+    // devlib's report (LISA's text: `0x…s:`, trace-cmd's: `tracing_mark_write:`, older
+    // devlib's `cpu_frequency:`) after the run, before any change: 450 MHz all along.
+    for report in [
+        "  sh-9 [001] TS: print: 0xffff00000819ff24s: cpu_frequency_devlib: state=450000 cpu_id=0",
+        "  sh-9 [001] TS: print: tracing_mark_write: cpu_frequency_devlib: state=450000 cpu_id=0",
+        "  sh-9 [001] TS: print: tracing_mark_write: cpu_frequency:  state=450000 cpu_id=0",
+    ] {
+        let (w, notes) = work(&[("1.020000000", report)]);
+        assert_eq!(w, ms_at(10, 450_000), "{report}");
+        assert!(notes.iter().any(|n| n.contains("devlib")), "{notes:?}");
+    }
+    // A change within the run: each part at its frequency.
+    let change = "  k-3 [000] TS: cpu_frequency: state=700000 cpu_id=0";
+    let report =
+        "  sh-9 [001] TS: print: tracing_mark_write: cpu_frequency_devlib: state=450000 cpu_id=0";
+    assert_eq!(
+        work(&[("0.900000000", report), ("1.004000000", change)]).0,
+        ms_at(4, 450_000) + ms_at(6, 700_000)
+    );
+    // The first change goes up to the highest OPP: before it, the lowest.
+    let up = "  k-3 [000] TS: cpu_frequency: state=850000 cpu_id=0";
+    let (w, notes) = work(&[("1.004000000", up)]);
+    assert_eq!(w, ms_at(4, 450_000) + ms_at(6, 850_000));
+    assert!(notes.iter().any(|n| n.contains("lowest OPP")), "{notes:?}");
+    // Above the platform's highest OPP (a Juno r2's 950 MHz on a Juno r0): counted at it.
+    let r2 =
+        "  sh-9 [001] TS: print: tracing_mark_write: cpu_frequency_devlib: state=950000 cpu_id=0";
+    let (w, notes) = work(&[("0.900000000", r2)]);
+    assert_eq!(w, ms_at(10, 850_000));
+    assert!(notes.iter().any(|n| n.contains("above")), "{notes:?}");
+}
+
+/// The report gives each task's work (CPU time × capacity × frequency) beside its CPU time:
+/// replayed at other frequencies, the CPU time changes and the work does not.
+#[test]
+fn the_report_compares_work_where_cpu_time_follows_the_frequency() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Periodic tasks: replayed slower, each period still does its work.
+    let light = r#"{ "tasks": {
+        "tick": { "loop": -1, "run": 2000, "timer": { "ref": "t", "period": 16000 } },
+        "tock": { "loop": -1, "run": 3000, "timer": { "ref": "u", "period": 20000 } },
+        "tack": { "loop": -1, "run": 4000, "timer": { "ref": "v", "period": 30000 } } } }"#;
+    let trace = record(
+        tmp.path(),
+        "light",
+        light,
+        "juno-r0",
+        &["cpufreq.governor=performance"],
+        1,
+    );
+    let r = replay(&trace, true, None, &["cpufreq.governor=powersave"], None);
+    let mut checked = 0;
+    for t in r.tasks.iter().filter(|t| t.trace_work_ns > 5_000_000) {
+        assert!(
+            within(t.trace_work_ns, t.replay_work_ns, 0.03),
+            "{}: work {} ns in the trace, {} replayed",
+            t.task,
+            t.trace_work_ns,
+            t.replay_work_ns
+        );
+        assert!(
+            t.replay_runtime_ns as f64 > 1.5 * t.trace_runtime_ns as f64,
+            "{}: {} ns at the highest OPP, {} at the lowest",
+            t.task,
+            t.trace_runtime_ns,
+            t.replay_runtime_ns
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "{:?}", r.tasks);
+}
+
+/// `workload` recorded on juno-r0 for a second, and the same trace without its wake-up
+/// events (`sched_waking`, `sched_wakeup[_new]`), as a board's trace that did not enable them.
+fn with_and_without_wake_ups(dir: &Path, workload: &str) -> (PathBuf, PathBuf) {
+    let trace = record(dir, "w", workload, "juno-r0", &[], 1);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let stripped = dir.join("stripped.txt");
+    std::fs::write(
+        &stripped,
+        text.lines()
+            .filter(|l| !l.contains(": sched_wak"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    (trace, stripped)
+}
+
+const SLEEPERS: &str = r#"{ "tasks": {
+    "a": { "delay": 200000, "loop": -1, "run": 1000, "sleep": 9000 },
+    "b": { "delay": 350000, "loop": -1, "run": 2000, "timer": { "ref": "b", "period": 10000 } },
+    "c": { "loop": -1, "run": 500, "sleep": 3000 },
+    "d": { "loop": -1, "run": 700, "iorun": 300, "sleep": 6000 } } }"#;
+
+/// Problem 3 (the kernel work) and 4 of the LISA traces: a trace without wake-up events
+/// (LISA's sched_load and example_rtapp) shows when a blocked task ran again, not when it
+/// was woken: its block ends the CPU's exit latency before (the replay's wake-up takes its
+/// own), and the wake path the model charges the task is taken out of its run. Replayed, it
+/// gives back the full trace's work and wake-ups; it has no wake-up latency to give.
+#[test]
+fn a_trace_without_wake_up_events_replays_as_the_full_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (full, stripped) = with_and_without_wake_ups(tmp.path(), SLEEPERS);
+    let (f, s) = (
+        replay(&full, false, None, &[], None),
+        replay(&stripped, false, None, &[], None),
+    );
+    assert_eq!(f.tasks.len(), 4);
+    for (f, s) in f.tasks.iter().zip(&s.tasks) {
+        assert_eq!(f.task, s.task);
+        assert!(f.trace_latency_mean_ns.is_some() && s.trace_latency_mean_ns.is_none());
+        assert!(
+            within(f.trace_work_ns, s.replay_work_ns, 0.02),
+            "{}: work {} ns in the trace, {} replayed from it without wake-ups",
+            f.task,
+            f.trace_work_ns,
+            s.replay_work_ns
+        );
+        assert!(
+            s.trace_wakeups.abs_diff(s.replay_wakeups) <= s.trace_wakeups / 50,
+            "{}: {} wake-ups in the trace without wake-up events, {} replayed",
+            s.task,
+            s.trace_wakeups,
+            s.replay_wakeups
+        );
+    }
+}
+
+/// Problem 5 (and 4) of the LISA traces: a task first seen after the trace's start is
+/// replayed from a `delay`, whose wake-up the trace did not see and the count leaves out:
+/// the replay's wake-ups are counted as the trace counts them (the replay's own trace read
+/// alike), with wake-up events or without; without, the trace gives no wake-up latency.
+#[test]
+fn wake_ups_are_counted_as_the_trace_counts_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (trace, stripped) = with_and_without_wake_ups(tmp.path(), SLEEPERS);
+    for (path, logged) in [(&trace, true), (&stripped, false)] {
+        // From 100 ms: a and b are first seen after the window's start.
+        let r = rp::replay_report(&ReplayArgs {
+            extract: FromTraceArgs {
+                from: Some("100ms".into()),
+                ..extract_args(path, false)
+            },
+            platform: None,
+            set: Vec::new(),
+            set_at: Vec::new(),
+            seed: 0,
+            json: None,
+            trace_out: None,
+        })
+        .unwrap();
+        assert_eq!(r.tasks.len(), 4, "{:?}", r.tasks);
+        for t in &r.tasks {
+            assert!(t.trace_wakeups >= 20, "{t:?}");
+            assert!(
+                t.trace_wakeups.abs_diff(t.replay_wakeups) <= t.trace_wakeups / 50,
+                "{} (wake-up events {logged}): {} wake-ups in the trace, {} replayed",
+                t.task,
+                t.trace_wakeups,
+                t.replay_wakeups
+            );
+            assert_eq!(t.trace_latency_mean_ns.is_some(), logged, "{t:?}");
+        }
+    }
+}
+
+/// Problem 7 of the LISA traces: the kernel threads the model is itself (schedutil's
+/// `sugov:N`, the stopper `migration/N`) are left to it, not replayed, and the report says
+/// so; `--task` naming one keeps it.
+#[test]
+fn the_models_own_kernel_threads_are_left_to_it() {
+    let sw = |ts: &str, cpu: usize, prev: (&str, u32, i32, &str), next: (&str, u32, i32)| {
+        format!(
+            "  {}-{} [{cpu:03}] {ts}: sched_switch: prev_comm={} prev_pid={} prev_prio={} \
+             prev_state={} ==> next_comm={} next_pid={} next_prio={}\n",
+            prev.0, prev.1, prev.0, prev.1, prev.2, prev.3, next.0, next.1, next.2
+        )
+    };
+    let mut text = String::from("cpus=2\n");
+    for k in 0..10u64 {
+        let t = |us: u64| format!("{}.{:06}", 1 + k / 100, (k % 100) * 10_000 + us);
+        text += &sw(&t(0), 0, ("swapper/0", 0, 120, "R"), ("app", 50, 120));
+        text += &sw(&t(2_000), 0, ("app", 50, 120, "S"), ("sugov:0", 40, -1));
+        text += &format!(
+            "  sugov:0-40 [000] {}: cpu_frequency: state=700000 cpu_id=0\n",
+            t(2_010)
+        );
+        text += &sw(
+            &t(2_030),
+            0,
+            ("sugov:0", 40, -1, "S"),
+            ("swapper/0", 0, 120),
+        );
+        text += &sw(
+            &t(3_000),
+            1,
+            ("swapper/1", 0, 120, "R"),
+            ("migration/1", 41, 0),
+        );
+        text += &sw(
+            &t(3_010),
+            1,
+            ("migration/1", 41, 0, "S"),
+            ("swapper/1", 0, 120),
+        );
+    }
+    let info = CpuInfo::from_platform(&schedlab::platform::Platform::resolve("juno-r0").unwrap());
+    let tl = timeline::read(&text, "k.txt", &info, Window::default()).unwrap();
+    let ext = Extraction::new(&tl, &Filter::default());
+    let w = ext.workload();
+    let names: Vec<&String> = w["tasks"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["app"]);
+    let left = ext.left_to_model().join("\n");
+    assert!(
+        left.contains("sugov:0") && left.contains("migration/1"),
+        "{left}"
+    );
+    let named = Filter {
+        tasks: vec!["sugov*".into(), "app".into()],
+        ..Filter::default()
+    };
+    let ext = Extraction::new(&tl, &named);
+    assert_eq!(ext.workload()["tasks"].as_object().unwrap().len(), 2);
+    let left = ext.left_to_model().join("\n");
+    assert!(
+        !left.contains("sugov:0") && left.contains("migration/1"),
+        "{left}"
+    );
+}
+
 /// A small trace with every event kind the reader knows.
 fn sample() -> String {
     let mut text = String::from("# tracer: nop\ncpus=2\n");

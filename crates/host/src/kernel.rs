@@ -114,42 +114,8 @@ pub(crate) fn debugfs(r: &mut Root, nr_cpus: usize, out: &mut Vec<Switch>) {
         )));
         return;
     }
-    // `debug`'s sysctl_sched lines: `.sysctl_sched_base_slice : 1.400000` (ms).
-    let mut from_debug: BTreeMap<String, String> = BTreeMap::new();
-    if let Some(t) = r.read(&format!("{DEBUG_SCHED}/debug")) {
-        for line in t.lines() {
-            if let Some((k, v)) = line
-                .trim()
-                .strip_prefix(".sysctl_sched_")
-                .and_then(|l| l.split_once(':'))
-            {
-                from_debug.insert(k.trim().to_string(), v.trim().to_string());
-            }
-        }
-    }
-    let ms_to_ns = |v: &str| -> Option<u64> {
-        let ms: f64 = v.parse().ok()?;
-        (0.0..1e9).contains(&ms).then(|| (ms * 1e6).round() as u64)
-    };
-    // A tunable: its file in ns, else `debug`'s value in ms.
-    let tunable = |r: &mut Root, file: &str, debug_key: &str| -> Option<(u64, String)> {
-        let path = format!("{DEBUG_SCHED}/{file}");
-        if r.exists(&path) {
-            if let Some(v) = r.parse::<u64>(&path, false) {
-                return Some((v, path));
-            }
-        }
-        let v = from_debug.get(debug_key)?;
-        let ns = if debug_key == "tunable_scaling" {
-            v.split_whitespace().next()?.parse().ok()?
-        } else {
-            ms_to_ns(v)?
-        };
-        Some((
-            ns,
-            format!("{DEBUG_SCHED}/debug: .sysctl_sched_{debug_key} {v}"),
-        ))
-    };
+    let from_debug = debug_sysctls(r);
+    let tunable = |r: &mut Root, file: &str, key: &str| tunable(r, &from_debug, file, key);
     let scaling = tunable(r, "tunable_scaling", "tunable_scaling");
     let factor = match &scaling {
         Some((s, why)) if *s <= 2 => {
@@ -225,6 +191,57 @@ pub(crate) fn debugfs(r: &mut Root, nr_cpus: usize, out: &mut Vec<Switch>) {
             ));
         }
     }
+    debugfs_features(r, &from_debug, out);
+}
+
+/// `debug`'s sysctl_sched lines: `.sysctl_sched_base_slice : 1.400000` (ms), by name.
+fn debug_sysctls(r: &mut Root) -> BTreeMap<String, String> {
+    let mut from_debug = BTreeMap::new();
+    if let Some(t) = r.read(&format!("{DEBUG_SCHED}/debug")) {
+        for line in t.lines() {
+            if let Some((k, v)) = line
+                .trim()
+                .strip_prefix(".sysctl_sched_")
+                .and_then(|l| l.split_once(':'))
+            {
+                from_debug.insert(k.trim().to_string(), v.trim().to_string());
+            }
+        }
+    }
+    from_debug
+}
+
+/// A tunable: its file in ns, else `debug`'s value (ms, or a number for tunable_scaling),
+/// with where it was read.
+fn tunable(
+    r: &mut Root,
+    from_debug: &BTreeMap<String, String>,
+    file: &str,
+    debug_key: &str,
+) -> Option<(u64, String)> {
+    let path = format!("{DEBUG_SCHED}/{file}");
+    if r.exists(&path) {
+        if let Some(v) = r.parse::<u64>(&path, false) {
+            return Some((v, path));
+        }
+    }
+    let v = from_debug.get(debug_key)?;
+    let ns = if debug_key == "tunable_scaling" {
+        v.split_whitespace().next()?.parse().ok()?
+    } else {
+        let ms: f64 = v.parse().ok()?;
+        (0.0..1e9)
+            .contains(&ms)
+            .then(|| (ms * 1e6).round() as u64)?
+    };
+    Some((
+        ns,
+        format!("{DEBUG_SCHED}/debug: .sysctl_sched_{debug_key} {v}"),
+    ))
+}
+
+/// The scheduler features, `preempt`, and a note when the files refused reads.
+fn debugfs_features(r: &mut Root, from_debug: &BTreeMap<String, String>, out: &mut Vec<Switch>) {
     let features_path = format!("{DEBUG_SCHED}/features");
     if r.exists(&features_path) {
         if let Some(t) = r.read(&features_path) {

@@ -5,12 +5,15 @@
 //! `steady_events` (a stretch of simulation after a warm-up, set-up and teardown outside the
 //! timing) or `setup` (parse and set-up alone).
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, Throughput,
+};
 use schedlab::kernel::Variant;
 use schedlab::platform::Platform;
 use schedlab::workload::parse_workload;
 use schedlab::{Outputs, Run, Simulation};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn run(platform: &str, json: &str, duration_ns: u64) -> u64 {
     run_gov(platform, json, duration_ns, "schedutil")
@@ -163,7 +166,18 @@ fn scenarios(c: &mut Criterion) {
     // Warm-up and measurement times come from the command line
     // (`-- --warm-up-time 1 --measurement-time 3` on a shared machine).
     g.sample_size(10);
+    let examples =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/workloads/rt-app-examples");
+    workloads(&mut g, &examples);
+    fair_paths(&mut g);
+    hackbench_and_scale(&mut g);
+    many_tasks(&mut g);
+    example7(&mut g, &examples);
+    g.finish();
+}
 
+/// Periodic tasks, rt-app's examples, and the default workload under two governors.
+fn workloads(g: &mut BenchmarkGroup<'_, WallTime>, examples: &Path) {
     let json = periodic_64();
     let events = run("smp8", &json, 60_000_000_000);
     g.throughput(Throughput::Elements(events));
@@ -171,9 +185,7 @@ fn scenarios(c: &mut Criterion) {
         b.iter(|| run("smp8", &json, 60_000_000_000))
     });
 
-    let examples =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/workloads/rt-app-examples");
-    if let Ok(dir) = std::fs::read_dir(&examples) {
+    if let Ok(dir) = std::fs::read_dir(examples) {
         let mut files: Vec<String> = dir
             .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
             .collect();
@@ -199,7 +211,7 @@ fn scenarios(c: &mut Criterion) {
     }
     // The default workload under schedutil (PELT and governor updates on the hot path) and
     // under the performance governor (no governor work), to see what frequency scaling costs.
-    let default = include_str!("../workloads/default.json");
+    let default = include_str!("../../../workloads/default.json");
     for gov in ["schedutil", "performance"] {
         let events = run_gov("juno-r0", default, 60_000_000_000, gov);
         g.throughput(Throughput::Elements(events));
@@ -207,17 +219,21 @@ fn scenarios(c: &mut Criterion) {
             b.iter(|| run_gov("juno-r0", default, 60_000_000_000, gov))
         });
     }
+}
+
+/// uclamp's fast-path cost and the fair class on crowded runqueues.
+fn fair_paths(g: &mut BenchmarkGroup<'_, WallTime>) {
     // Seed 001's question, on the simulator itself: what uclamp costs the enqueue/dequeue
     // fast path when compiled out, compiled in but unused (static key off), and in use.
-    let args = |m| schedlab::workload::gen::PipeArgs {
+    let args = |m| schedlab::gen::PipeArgs {
         runtime: 1,
         cpu: None,
         uclamp_min: m,
         taskgroup: None,
         processes: false,
     };
-    let plain = schedlab::workload::gen::pipe(&args(None)).to_string();
-    let clamped = schedlab::workload::gen::pipe(&args(Some(100))).to_string();
+    let plain = schedlab::gen::pipe(&args(None)).to_string();
+    let clamped = schedlab::gen::pipe(&args(Some(100))).to_string();
     for (name, json, sets) in [
         (
             "pipe_uclamp_compiled_out",
@@ -250,9 +266,13 @@ fn scenarios(c: &mut Criterion) {
             b.iter(|| run_with("smp8", &crowded, 2_000_000_000, sets))
         });
     }
+}
+
+/// hackbench by events and by wake-ups, and the cost per event from 8 to 256 CPUs.
+fn hackbench_and_scale(g: &mut BenchmarkGroup<'_, WallTime>) {
     // Seed 002's `hackbench -l (2560 / group) -g 16` over AF_UNIX sockets: 640 tasks, a
     // million messages through bounded channels; the run ends when the last task exits.
-    let hackbench = schedlab::workload::gen::hackbench(&schedlab::workload::gen::HackbenchArgs {
+    let hackbench = schedlab::gen::hackbench(&schedlab::gen::HackbenchArgs {
         groups: 16,
         loops: 160,
         pipe: false,
@@ -293,6 +313,12 @@ fn scenarios(c: &mut Criterion) {
     g.bench_function("zen3-2s_hackbench_g16_l160_wakeups", |b| {
         b.iter(|| run_on(zen3.clone(), &hackbench, 3_600_000_000_000, &[], &none))
     });
+}
+
+/// Ten thousand periodic tasks, their set-up, and a hundred thousand runnable ones.
+fn many_tasks(g: &mut BenchmarkGroup<'_, WallTime>) {
+    let smp8 = Platform::resolve("smp8").unwrap();
+    let none = Outputs::default();
     let json = periodic_n(10_000);
     let (events, _) = run_on(smp8.clone(), &json, 1_000_000_000, &[], &none);
     g.throughput(Throughput::Elements(events));
@@ -339,6 +365,11 @@ fn scenarios(c: &mut Criterion) {
             )
         });
     }
+}
+
+/// rt-app's example 7, without and with its trace.
+fn example7(g: &mut BenchmarkGroup<'_, WallTime>, examples: &Path) {
+    let none = Outputs::default();
     let ex7 = examples.join("example7.json");
     match std::fs::read_to_string(&ex7) {
         Ok(json) => {
@@ -374,7 +405,6 @@ fn scenarios(c: &mut Criterion) {
         }
         Err(_) => eprintln!("skipping juno_example7_10s: {} not found", ex7.display()),
     }
-    g.finish();
 }
 
 criterion_group!(benches, scenarios);

@@ -277,8 +277,10 @@ impl Simulation {
             staged,
             plat_info,
         } = self;
-        // The run ends at the duration, or earlier when every thread has exited.
-        let end = if queue.is_empty() {
+        // The run ends at the duration, or earlier when every thread has exited (the last
+        // exit, whatever kernel timers are still armed, as rt-app's main ends when it has
+        // joined its threads), or when nothing is left to happen.
+        let end = if queue.is_empty() || kernel.workload_ended() {
             events.last
         } else {
             duration

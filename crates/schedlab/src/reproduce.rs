@@ -37,7 +37,7 @@ use crate::experiment::{parse_duration, run_sides, Experiment};
 use crate::report::compare::{mean, samples, variance, MeanKind, Sample};
 use crate::report::Results;
 use crate::Error;
-use schedlab_base::place::{At, Kind, Node};
+use schedlab_base::place::{At, Kind, Node, Table};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
@@ -174,32 +174,10 @@ impl Reproduction {
                 x
             }
         };
-        let (mut quick_duration_ns, mut quick_runs) = (None, None);
-        let mut quick_labels: Vec<At> = Vec::new();
-        let mut quick_workloads = Vec::new();
-        if let Some(q) = t.get("quick") {
-            let q = q.table(
-                &["duration", "runs", "rows", "workload"],
-                "(the test tier's size)",
-            )?;
-            if let Some(d) = q.get("duration") {
-                let s = d.str("a time such as \"1s\"")?;
-                quick_duration_ns = Some(parse_duration(s, d.file(), &d.place())?);
-            }
-            if let Some(w) = q.get("workload") {
-                quick_workloads = workload_keys(&w)?;
-            }
-            if let Some(rows) = q.get("rows") {
-                quick_labels = rows.items("an array of row labels")?;
-            }
-            if let Some(r) = q.get("runs") {
-                quick_runs = Some(r.int_in(
-                    2,
-                    i128::from(crate::experiment::MAX_RUNS),
-                    "a number of runs",
-                )? as u64);
-            }
-        }
+        let quick = match t.get("quick") {
+            Some(q) => read_quick(&q)?,
+            None => Quick::default(),
+        };
         let items = t.req("row", "two or more [[reproduce.row]]")?;
         let items = items.items("two or more [[reproduce.row]]")?;
         if items.len() < 2 {
@@ -216,77 +194,12 @@ impl Reproduction {
                 _ => String::new(),
             })
             .collect();
-        let mut rows = Vec::new();
-        for (i, r) in rows_read.iter().enumerate() {
-            if labels[i].is_empty() || labels[..i].contains(&labels[i]) {
-                return Err(r.error_at(
-                    "label",
-                    "a label no other row has",
-                    format!("`{}`", labels[i]),
-                ));
-            }
-            let mut sets = Vec::new();
-            if let Some(s) = r.get("set") {
-                for (k, v) in s.any_table("of switches")?.flatten() {
-                    // A string is the switch's value as written, without quotes.
-                    sets.push(format!("{k}={}", v.scalar("a string, number or boolean")?));
-                }
-            }
-            let workloads = match r.get("workload") {
-                Some(w) => workload_keys(&w)?,
-                None => Vec::new(),
-            };
-            let seed_values = match r.get("seed") {
-                None => Vec::new(),
-                Some(v) => {
-                    const SEED: &str = "a positive number or an array of them";
-                    let xs = match &v.node().value {
-                        Kind::Array(_) => v.list(SEED, |x| x.float(SEED))?,
-                        _ => vec![v.float(SEED)?],
-                    };
-                    if !xs.iter().all(|x| *x > 0.0) {
-                        return Err(v.mismatch(SEED));
-                    }
-                    xs
-                }
-            };
-            let reference = match r.get("ref") {
-                None => 0,
-                Some(v) => {
-                    let l = v.str("a row label")?;
-                    labels
-                        .iter()
-                        .position(|x| x == l)
-                        .ok_or_else(|| v.error("the label of a row", format!("`{l}`")))?
-                }
-            };
-            let differs = match r.get("differs") {
-                None => None,
-                Some(v) => Some(v.str("a string")?.to_string()),
-            };
-            rows.push(Row {
-                label: labels[i].clone(),
-                sets,
-                workloads,
-                seed_values,
-                reference,
-                differs,
-            });
-        }
-        let mut quick_rows = Vec::new();
-        for at in quick_labels {
-            let l = at.str("a row label")?;
-            let r = labels
-                .iter()
-                .position(|x| x == l)
-                .ok_or_else(|| at.error("the label of a row", format!("`{l}`")))?;
-            for x in [r, rows[r].reference] {
-                if !quick_rows.contains(&x) {
-                    quick_rows.push(x);
-                }
-            }
-        }
-        quick_rows.sort_unstable();
+        let rows = rows_read
+            .iter()
+            .enumerate()
+            .map(|(i, r)| read_row(r, i, &labels))
+            .collect::<Result<Vec<_>, _>>()?;
+        let quick_rows = quick_rows(&quick.labels, &labels, &rows)?;
         let repro = Reproduction {
             seed_file: string("seed")?,
             message: string("message")?,
@@ -295,10 +208,10 @@ impl Reproduction {
             opposite: boolean("opposite")?,
             claims_magnitude: boolean("magnitude")?,
             tie_pct,
-            quick_duration_ns,
-            quick_runs,
+            quick_duration_ns: quick.duration_ns,
+            quick_runs: quick.runs,
             quick_rows,
-            quick_workloads,
+            quick_workloads: quick.workloads,
             rows,
             experiment,
         };
@@ -624,4 +537,116 @@ pub fn render(o: &Outcome) -> String {
         }
     );
     s
+}
+
+/// A `[reproduce.quick]` table as read: the test tier's size.
+#[derive(Default)]
+struct Quick<'d> {
+    duration_ns: Option<u64>,
+    runs: Option<u64>,
+    labels: Vec<At<'d>>,
+    workloads: Vec<(String, Node)>,
+}
+
+fn read_quick<'d>(q: &At<'d>) -> Result<Quick<'d>, InputError> {
+    let q = q.table(
+        &["duration", "runs", "rows", "workload"],
+        "(the test tier's size)",
+    )?;
+    let mut quick = Quick::default();
+    if let Some(d) = q.get("duration") {
+        let s = d.str("a time such as \"1s\"")?;
+        quick.duration_ns = Some(parse_duration(s, d.file(), &d.place())?);
+    }
+    if let Some(w) = q.get("workload") {
+        quick.workloads = workload_keys(&w)?;
+    }
+    if let Some(rows) = q.get("rows") {
+        quick.labels = rows.items("an array of row labels")?;
+    }
+    if let Some(r) = q.get("runs") {
+        quick.runs = Some(r.int_in(
+            2,
+            i128::from(crate::experiment::MAX_RUNS),
+            "a number of runs",
+        )? as u64);
+    }
+    Ok(quick)
+}
+
+/// Row `i` of `[[reproduce.row]]`; `labels` are every row's.
+fn read_row(r: &Table, i: usize, labels: &[String]) -> Result<Row, InputError> {
+    if labels[i].is_empty() || labels[..i].contains(&labels[i]) {
+        return Err(r.error_at(
+            "label",
+            "a label no other row has",
+            format!("`{}`", labels[i]),
+        ));
+    }
+    let mut sets = Vec::new();
+    if let Some(s) = r.get("set") {
+        for (k, v) in s.any_table("of switches")?.flatten() {
+            // A string is the switch's value as written, without quotes.
+            sets.push(format!("{k}={}", v.scalar("a string, number or boolean")?));
+        }
+    }
+    let workloads = match r.get("workload") {
+        Some(w) => workload_keys(&w)?,
+        None => Vec::new(),
+    };
+    let seed_values = match r.get("seed") {
+        None => Vec::new(),
+        Some(v) => {
+            const SEED: &str = "a positive number or an array of them";
+            let xs = match &v.node().value {
+                Kind::Array(_) => v.list(SEED, |x| x.float(SEED))?,
+                _ => vec![v.float(SEED)?],
+            };
+            if !xs.iter().all(|x| *x > 0.0) {
+                return Err(v.mismatch(SEED));
+            }
+            xs
+        }
+    };
+    let reference = match r.get("ref") {
+        None => 0,
+        Some(v) => {
+            let l = v.str("a row label")?;
+            labels
+                .iter()
+                .position(|x| x == l)
+                .ok_or_else(|| v.error("the label of a row", format!("`{l}`")))?
+        }
+    };
+    let differs = match r.get("differs") {
+        None => None,
+        Some(v) => Some(v.str("a string")?.to_string()),
+    };
+    Ok(Row {
+        label: labels[i].clone(),
+        sets,
+        workloads,
+        seed_values,
+        reference,
+        differs,
+    })
+}
+
+/// The rows the quick tier runs: those it names and their references, in table order.
+fn quick_rows(named: &[At], labels: &[String], rows: &[Row]) -> Result<Vec<usize>, InputError> {
+    let mut quick_rows = Vec::new();
+    for at in named {
+        let l = at.str("a row label")?;
+        let r = labels
+            .iter()
+            .position(|x| x == l)
+            .ok_or_else(|| at.error("the label of a row", format!("`{l}`")))?;
+        for x in [r, rows[r].reference] {
+            if !quick_rows.contains(&x) {
+                quick_rows.push(x);
+            }
+        }
+    }
+    quick_rows.sort_unstable();
+    Ok(quick_rows)
 }

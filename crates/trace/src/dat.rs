@@ -408,12 +408,22 @@ fn state_bits(letter: &str) -> i64 {
 /// The event's index in `EVENTS`, and its field values in format order into `v` (how many:
 /// the second number).
 fn values<'a>(ev: &TraceEvent<'a>, v: &mut [Val<'a>; 8]) -> (usize, usize) {
-    use formats::*;
     let mut n = 0;
     let mut push = |x: Val<'a>| {
         v[n] = x;
         n += 1;
     };
+    let index = match sched_values(ev, &mut push) {
+        Some(index) => index,
+        None => lisa_values(ev, &mut push),
+    };
+    (index, n)
+}
+
+/// The values of the kernel's own events (sched, task, power): the event's index, or none
+/// for the others.
+fn sched_values<'a>(ev: &TraceEvent<'a>, push: &mut impl FnMut(Val<'a>)) -> Option<usize> {
+    use formats::*;
     let comm = |t: TaskRef<'a>| Val::S(if t.pid == 0 { IDLE_COMM } else { t.comm });
     let index = match *ev {
         TraceEvent::SchedSwitch {
@@ -487,23 +497,33 @@ fn values<'a>(ev: &TraceEvent<'a>, v: &mut [Val<'a>; 8]) -> (usize, usize) {
             push(Val::U(cpu as u64));
             CPU_FREQUENCY
         }
+        _ => return None,
+    };
+    Some(index)
+}
+
+/// The values of the events of LISA's module (PELT, util_est, capacity, uclamp,
+/// overutilized): the event's index.
+fn lisa_values<'a>(ev: &TraceEvent<'a>, push: &mut impl FnMut(Val<'a>)) -> usize {
+    use formats::*;
+    match *ev {
         TraceEvent::SchedPeltSe { cpu, p, avg } => {
             push(Val::I(cpu as i64));
             push(Val::S("(null)"));
             push(Val::S(p.comm));
             push(Val::I(p.pid.into()));
-            pelt(&mut push, avg);
+            pelt(push, avg);
             SCHED_PELT_SE
         }
         TraceEvent::SchedPeltCfs { cpu, avg } => {
             push(Val::I(cpu as i64));
             push(Val::S("/"));
-            pelt(&mut push, avg);
+            pelt(push, avg);
             SCHED_PELT_CFS
         }
         TraceEvent::SchedPeltRt { cpu, avg } | TraceEvent::SchedPeltDl { cpu, avg } => {
             push(Val::I(cpu as i64));
-            pelt(&mut push, avg);
+            pelt(push, avg);
             if matches!(ev, TraceEvent::SchedPeltRt { .. }) {
                 SCHED_PELT_RT
             } else {
@@ -555,12 +575,12 @@ fn values<'a>(ev: &TraceEvent<'a>, v: &mut [Val<'a>; 8]) -> (usize, usize) {
             push(Val::I(p.pid.into()));
             push(Val::S(p.comm));
             push(Val::I(cpu as i64));
-            clamps(&mut push, c);
+            clamps(push, c);
             UCLAMP_UTIL_SE
         }
         TraceEvent::UclampUtilCfs { cpu, clamps: c } => {
             push(Val::I(cpu as i64));
-            clamps(&mut push, c);
+            clamps(push, c);
             UCLAMP_UTIL_CFS
         }
         TraceEvent::SchedOverutilized { overutilized, span } => {
@@ -569,8 +589,8 @@ fn values<'a>(ev: &TraceEvent<'a>, v: &mut [Val<'a>; 8]) -> (usize, usize) {
             SCHED_OVERUTILIZED
         }
         TraceEvent::Print { .. } => unreachable!("print records are built by write_event"),
-    };
-    (index, n)
+        _ => unreachable!("the kernel's events are sched_values'"),
+    }
 }
 
 fn pelt<'a>(push: &mut impl FnMut(Val<'a>), avg: schedlab_model::kernel::tracepoint::PeltFields) {

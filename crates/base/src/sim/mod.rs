@@ -23,6 +23,12 @@ pub trait Model {
         event: Self::Event,
         queue: &mut EventQueue<Self::Event>,
     ) -> bool;
+
+    /// Whether the model has nothing more to do whatever is queued (the workload has
+    /// ended): the run stops there.
+    fn ended(&self) -> bool {
+        false
+    }
 }
 
 /// What a run popped from the queue.
@@ -36,10 +42,14 @@ pub struct RunStats {
     pub last: Time,
 }
 
-/// Run `model` until the queue is empty or the next event lies beyond `until`.
+/// Run `model` until the queue is empty, the next event lies beyond `until` or the model
+/// has ended.
 pub fn run<M: Model>(model: &mut M, queue: &mut EventQueue<M::Event>, until: Time) -> RunStats {
     let mut stats = RunStats::default();
-    while let Some((time, event)) = queue.pop_before(until) {
+    while !model.ended() {
+        let Some((time, event)) = queue.pop_before(until) else {
+            break;
+        };
         debug_assert!(
             time >= stats.last,
             "time went back: {time} < {}",

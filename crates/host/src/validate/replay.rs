@@ -118,7 +118,7 @@ pub fn replays(o: &Opts, traces: Vec<Trace>) -> Vec<Item> {
                 };
                 let (mut cpu, mut wake) = ((0.0, Vec::new()), (0.0, Vec::new()));
                 for seed in 0..seeds {
-                    let r = match fidelity::run(&l, &ext, &exp, seed, None) {
+                    let r = match fidelity::run(&l, &ext, &exp, seed, None, None) {
                         Ok(r) => r,
                         Err(e) => return fail(format!("schedlab: {e}")),
                     };

@@ -27,6 +27,7 @@ use schedlab::report::Results;
 use schedlab::trace::replay::timeline::{self, CpuInfo, Timeline, Window};
 use schedlab::Outputs;
 use schedlab_base::json::{parse_json_c, Value as JsonC};
+use schedlab_base::LatencyHistogram;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -344,9 +345,11 @@ fn real_stats(tl: &Timeline, tasks: &[(String, u64)], logdir: &Path, basename: &
             s.cpu_ms += t.cpu_time_ns as f64 / 1e6;
             s.wakeups += t.wakeups as f64;
             s.migrations += t.migrations as f64;
-            if t.latency.count() > 0 {
-                s.p50.push(t.latency.percentile(50.0) as f64 / 1e3);
-                s.p99.push(t.latency.percentile(99.0) as f64 / 1e3);
+            if !t.latencies_ns.is_empty() {
+                let mut h = LatencyHistogram::default();
+                t.latencies_ns.iter().for_each(|&l| h.record(l));
+                s.p50.push(h.percentile(50.0) as f64 / 1e3);
+                s.p99.push(h.percentile(99.0) as f64 / 1e3);
             }
         }
         s.log = logs.get(key).cloned().unwrap_or_default();

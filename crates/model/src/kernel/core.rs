@@ -167,6 +167,10 @@ pub struct Kernel {
     pub(super) checks: Checks,
     /// What exited forked threads did, per workload task.
     pub exited_forks: Vec<ExitedForks>,
+    /// Threads created and not exited, and whether one has exited: the workload has ended
+    /// when none is left (`workload_ended`).
+    threads_alive: usize,
+    thread_exited: bool,
     /// Scratch lists reused to avoid allocating per event.
     pub(super) wake_scratch: Vec<TaskId>,
     pub(super) log_scratch: Vec<LoopRecord>,
@@ -373,6 +377,8 @@ impl Kernel {
             resched_mask: vec![0; n.div_ceil(64)],
             checks: Checks::new(n),
             exited_forks: Vec::new(),
+            threads_alive: 0,
+            thread_exited: false,
             wake_scratch: Vec::new(),
             log_scratch: Vec::new(),
             cpuidle,
@@ -451,6 +457,12 @@ impl Kernel {
         &self.user
     }
 
+    /// Every thread of the workload has exited: rt-app's main has joined them all and the
+    /// run is over, whatever kernel timers are still armed.
+    pub fn workload_ended(&self) -> bool {
+        self.thread_exited && self.threads_alive == 0
+    }
+
     /// Flush the trace and the rt-app logs at the end of the run: the first error met by
     /// each.
     pub fn finish_outputs(&mut self) -> (std::io::Result<()>, std::io::Result<()>) {
@@ -484,6 +496,7 @@ impl Kernel {
     /// parent's affinity (pthread_create inherits it); the thread's program then applies
     /// its own scheduling attributes.
     pub(super) fn create_task(&mut self, spec: usize, parent: Option<TaskId>) -> TaskId {
+        self.threads_alive += 1;
         let (index, name) = self
             .user
             .name_thread(&self.workload, spec, parent.is_some());
@@ -653,6 +666,8 @@ impl Kernel {
 
     /// `do_exit()` of the running task `t`.
     pub(super) fn do_exit(&mut self, t: TaskId, now: Time) {
+        self.threads_alive -= 1;
+        self.thread_exited = true;
         let cpu = self.tasks[t].cpu;
         self.emit_task(now, cpu, t, |p| TraceEvent::SchedProcessExit { p });
         self.checks.task(t);
@@ -2063,6 +2078,10 @@ impl Kernel {
 
 impl Model for Kernel {
     type Event = Event;
+
+    fn ended(&self) -> bool {
+        self.workload_ended()
+    }
 
     fn handle(&mut self, now: Time, event: Event, q: &mut EventQueue<Event>) -> bool {
         match event {

@@ -4,7 +4,7 @@
 //! own trace); and how the extraction attributed the trace's wake-ups.
 
 use super::extract::Extraction;
-use super::timeline::{self, CpuInfo, Timeline, Window};
+use super::timeline::{self, CpuInfo, TaskTrace, Timeline, Window};
 use super::Loaded;
 use crate::experiment::Experiment;
 use crate::platform::Platform;
@@ -21,9 +21,16 @@ pub struct TaskRow {
     pub pid: u32,
     pub trace_runtime_ns: u64,
     pub replay_runtime_ns: u64,
+    /// CPU time × the capacity it ran at (`capacity_orig × f / f_max`, over 1024): ns of
+    /// work at capacity 1024, kernel paths included. What the extraction gives back; the
+    /// CPU time it takes depends on where and how fast the replay runs it.
+    pub trace_work_ns: u64,
+    pub replay_work_ns: u64,
     pub trace_wakeups: u64,
     pub replay_wakeups: u64,
-    pub trace_latency_mean_ns: u64,
+    /// None where the trace cannot give it: no wake-up of the task was logged (a trace
+    /// without `sched_waking`/`sched_wakeup`).
+    pub trace_latency_mean_ns: Option<u64>,
     pub replay_latency_mean_ns: u64,
 }
 
@@ -50,6 +57,10 @@ pub struct Attribution {
 pub struct Report {
     pub trace: String,
     pub platform: String,
+    /// What the traced platform was made of (a plat_info.yml on a preset) and what the
+    /// trace left to assumption, a line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     pub seed: u64,
     pub tasks: Vec<TaskRow>,
     pub cpus: Vec<CpuRow>,
@@ -63,12 +74,14 @@ pub struct Report {
 }
 
 /// Run the extracted workload and compare; the replay's trace goes to `trace_out` if given.
+/// `platform`, if given, replaces the experiment's (a plat_info.yml's on its preset).
 pub fn run(
     l: &Loaded,
     ext: &Extraction,
     exp: &Experiment,
     seed: u64,
     trace_out: Option<&Path>,
+    platform: Option<&Platform>,
 ) -> Result<Report, Error> {
     let temp;
     let path = match trace_out {
@@ -86,7 +99,22 @@ pub fn run(
         trace: Some(path.to_path_buf()),
         ..Outputs::default()
     };
-    let results = exp.run(seed, true, &outputs);
+    let results = match platform {
+        None => exp.run(seed, true, &outputs),
+        Some(p) => exp.build().map_err(Error::from).and_then(|(_, variant)| {
+            crate::simulate(
+                crate::Run {
+                    platform: p.clone(),
+                    workload: exp.workload.clone(),
+                    variant,
+                    duration_ns: exp.duration_ns,
+                    seed,
+                    reproducible: true,
+                },
+                &outputs,
+            )
+        }),
+    };
     let text = std::fs::read_to_string(path);
     if trace_out.is_none() {
         let _ = std::fs::remove_file(path);
@@ -97,17 +125,23 @@ pub fn run(
         path: path.display().to_string(),
         source: e,
     })?;
-    let (platform, _) = exp.build()?;
+    let platform = match platform {
+        Some(p) => p.clone(),
+        None => exp.build()?.0,
+    };
     let replay_tl = timeline::read(
         &text,
         &path.display().to_string(),
         &CpuInfo::from_platform(&platform),
         Window::default(),
     )?;
-    let trace_platform = l
-        .platform
-        .as_deref()
-        .and_then(|p| Platform::resolve(p).ok());
+    let trace_platform = match &l.derived {
+        Some(d) => Some(d.clone()),
+        None => l
+            .platform
+            .as_deref()
+            .and_then(|p| Platform::resolve(p).ok()),
+    };
     Ok(compare(
         l,
         ext,
@@ -132,24 +166,43 @@ fn compare(
 ) -> Report {
     let tl = &l.timeline;
     // The replay's threads by workload task: `<task>-<index>`, forked `<task>-<index>-<n>`.
-    let mut by_task: BTreeMap<&str, (u64, u64, u64, u64)> = BTreeMap::new();
-    for r in &results.tasks {
-        let mut base = r.name.as_str();
-        for _ in 0..if r.forked { 2 } else { 1 } {
-            base = base.rsplit_once('-').map_or(base, |(b, _)| b);
+    let base = |name: &'_ str, forked: bool| -> String {
+        let mut b = name;
+        for _ in 0..if forked { 2 } else { 1 } {
+            b = b.rsplit_once('-').map_or(b, |(b, _)| b);
         }
-        let e = by_task.entry(base).or_default();
-        e.0 += r.runtime_ns;
-        e.1 += r.wakeups;
-        e.2 += r.wakeup_latency_ns.mean * r.wakeup_latency_ns.count;
-        e.3 += r.wakeup_latency_ns.count;
+        b.to_string()
+    };
+    let mut runtime: BTreeMap<String, u64> = BTreeMap::new();
+    for r in &results.tasks {
+        *runtime.entry(base(&r.name, r.forked)).or_default() += r.runtime_ns;
     }
     for f in &results.exited_forks {
-        let e = by_task.entry(f.task.as_str()).or_default();
-        e.0 += f.counts.runtime_ns;
-        e.1 += f.counts.wakeups;
-        e.2 += f.wakeup_latency_ns.mean * f.wakeup_latency_ns.count;
-        e.3 += f.wakeup_latency_ns.count;
+        *runtime.entry(f.task.clone()).or_default() += f.counts.runtime_ns;
+    }
+    // Their work, wake-ups and wake-up latencies from the replay's own trace, read as the
+    // trace was (counted alike): its threads by pid, exited forks (which the results do not
+    // list by pid) by comm.
+    let base_of_pid: BTreeMap<u32, String> = results
+        .tasks
+        .iter()
+        .map(|r| (r.pid, base(&r.name, r.forked)))
+        .collect();
+    let mut threads: BTreeMap<String, Vec<&TaskTrace>> = BTreeMap::new();
+    for t in &replay.tasks {
+        let name = base_of_pid.get(&t.pid).cloned().or_else(|| {
+            let mut b = t.comm.as_str();
+            for _ in 0..2 {
+                b = b.rsplit_once('-').map_or(b, |(b, _)| b);
+                if runtime.contains_key(b) {
+                    return Some(b.to_string());
+                }
+            }
+            None
+        });
+        if let Some(n) = name {
+            threads.entry(n).or_default().push(t);
+        }
     }
     let tasks = tl
         .tasks
@@ -157,19 +210,30 @@ fn compare(
         .enumerate()
         .filter(|(i, _)| ext.kept[*i])
         .map(|(i, t)| {
-            let r = by_task
-                .get(ext.names[i].as_str())
-                .copied()
-                .unwrap_or_default();
+            let name = ext.names[i].as_str();
+            let th = threads.get(name).map_or(&[][..], Vec::as_slice);
+            // Counted as the trace counts them: not the replay's own wake-ups before the
+            // task's first activity (`Extraction::prelude_wakeups`), in each of its threads.
+            let skip = ext.prelude_wakeups(i);
+            let latencies: Vec<u64> = th
+                .iter()
+                .flat_map(|r| r.latencies_ns.iter().skip(skip as usize).copied())
+                .collect();
             TaskRow {
-                task: ext.names[i].clone(),
+                task: name.to_string(),
                 pid: t.pid,
                 trace_runtime_ns: t.cpu_time_ns,
-                replay_runtime_ns: r.0,
+                replay_runtime_ns: runtime.get(name).copied().unwrap_or(0),
+                trace_work_ns: t.cpu_work / 1024,
+                replay_work_ns: th.iter().map(|r| r.cpu_work).sum::<u64>() / 1024,
                 trace_wakeups: t.wakeups,
-                replay_wakeups: r.1,
-                trace_latency_mean_ns: t.wake_latency_ns.checked_div(t.latencies).unwrap_or(0),
-                replay_latency_mean_ns: r.2.checked_div(r.3).unwrap_or(0),
+                replay_wakeups: th.iter().map(|r| r.wakeups.saturating_sub(skip)).sum(),
+                trace_latency_mean_ns: t.latency_mean_ns(0),
+                replay_latency_mean_ns: latencies
+                    .iter()
+                    .sum::<u64>()
+                    .checked_div(latencies.len() as u64)
+                    .unwrap_or(0),
             }
         })
         .collect();
@@ -188,6 +252,7 @@ fn compare(
     Report {
         trace: tl.file.clone(),
         platform: results.platform.clone(),
+        notes: l.notes.iter().cloned().chain(ext.left_to_model()).collect(),
         seed,
         tasks,
         cpus,
@@ -249,23 +314,41 @@ pub fn render(r: &Report) -> String {
         "replay of {} on {} (seed {})",
         r.trace, r.platform, r.seed
     );
+    for n in &r.notes {
+        let _ = writeln!(s, "{n}");
+    }
     let _ = writeln!(
         s,
-        "{:<20} {:>11} {:>11} {:>7}  {:>8} {:>8} {:>7}  {:>10} {:>10}",
-        "task", "trace ms", "replay ms", "Δ", "wakeups", "replay", "Δ", "lat µs", "replay"
+        "{:<20} {:>11} {:>11} {:>7}  {:>9} {:>9} {:>7}  {:>8} {:>8} {:>7}  {:>10} {:>10}",
+        "task",
+        "trace ms",
+        "replay ms",
+        "Δ",
+        "work ms",
+        "replay",
+        "Δ",
+        "wakeups",
+        "replay",
+        "Δ",
+        "lat µs",
+        "replay"
     );
     for t in &r.tasks {
         let _ = writeln!(
             s,
-            "{:<20} {:>11.3} {:>11.3} {:>7}  {:>8} {:>8} {:>7}  {:>10.1} {:>10.1}",
+            "{:<20} {:>11.3} {:>11.3} {:>7}  {:>9.3} {:>9.3} {:>7}  {:>8} {:>8} {:>7}  {:>10} {:>10.1}",
             t.task,
             t.trace_runtime_ns as f64 / 1e6,
             t.replay_runtime_ns as f64 / 1e6,
             pct(t.trace_runtime_ns, t.replay_runtime_ns),
+            t.trace_work_ns as f64 / 1e6,
+            t.replay_work_ns as f64 / 1e6,
+            pct(t.trace_work_ns, t.replay_work_ns),
             t.trace_wakeups,
             t.replay_wakeups,
             pct(t.trace_wakeups, t.replay_wakeups),
-            t.trace_latency_mean_ns as f64 / 1e3,
+            t.trace_latency_mean_ns
+                .map_or("-".into(), |l| format!("{:.1}", l as f64 / 1e3)),
             t.replay_latency_mean_ns as f64 / 1e3,
         );
     }

@@ -8,6 +8,7 @@
 //! `fidelity.rs` compares a replay with the trace.
 
 pub mod fidelity;
+pub mod plat_info;
 
 pub use schedlab_trace::replay::{extract, reader, timeline};
 
@@ -142,129 +143,134 @@ pub fn load_text(path: &Path) -> Result<String, InputError> {
     })
 }
 
-/// The traced machine: the LISA `plat_info.yml` beside the trace, else `platform`.
-/// Returns the CPUs and, when the platform is known by name, its name.
-pub fn trace_platform(
-    trace: &Path,
-    platform: Option<&str>,
-) -> Result<(CpuInfo, Option<String>), InputError> {
+/// The traced machine.
+pub struct TracePlatform {
+    /// What the extraction needs of it.
+    pub info: CpuInfo,
+    /// The preset to replay on when none is named: the one given or named, or the nearest
+    /// to the plat_info.yml.
+    pub preset: Option<String>,
+    /// The platform made of the plat_info.yml and that preset, when it is not the preset
+    /// itself (`plat_info::derive`).
+    pub derived: Option<Platform>,
+    /// What was taken from where, a line each.
+    pub notes: Vec<String>,
+}
+
+/// The traced machine: `platform` if given, else the LISA `plat_info.yml` beside the trace
+/// (on the nearest preset, `plat_info::derive`), else juno-r0.
+pub fn trace_platform(trace: &Path, platform: Option<&str>) -> Result<TracePlatform, InputError> {
     if platform.is_none() {
         let yml = crate::plat_info_path(trace);
         if let Ok(text) = std::fs::read_to_string(&yml) {
-            let (info, name) = plat_info(&text, &yml.display().to_string())?;
-            let preset = name.filter(|n| crate::platform::preset(n).is_some());
-            // A preset's file has what a plat_info lacks: the cores' costs, the caches.
-            if let Some(p) = preset.as_deref().and_then(|n| Platform::resolve(n).ok()) {
-                if p.cpus
-                    .iter()
-                    .map(|c| c.capacity_orig)
-                    .eq(info.capacity.iter().copied())
-                {
-                    return Ok((CpuInfo::from_platform(&p), preset));
+            let file = yml.display().to_string();
+            let pi = plat_info::read(&text, &file)?;
+            return Ok(match plat_info::derive(&pi, &file)? {
+                Some(d) => {
+                    let preset = Platform::resolve(&d.preset)?;
+                    let mut same = d.platform.clone();
+                    same.name = preset.name.clone();
+                    same.description = preset.description.clone();
+                    if same == preset {
+                        // The plat_info of a preset (schedlab's own traces): the preset.
+                        TracePlatform {
+                            info: CpuInfo::from_platform(&preset),
+                            notes: vec![format!(
+                                "platform: {file} describes the preset {}",
+                                d.preset
+                            )],
+                            preset: Some(d.preset),
+                            derived: None,
+                        }
+                    } else {
+                        TracePlatform {
+                            info: CpuInfo::from_platform(&d.platform),
+                            preset: Some(d.preset),
+                            derived: Some(d.platform),
+                            notes: d.notes,
+                        }
+                    }
                 }
-            }
-            return Ok((info, preset));
+                None => TracePlatform {
+                    info: cpu_info(&pi),
+                    preset: None,
+                    notes: vec![format!(
+                        "platform: {file} alone (no preset has its {} CPUs in its frequency domains): \
+                         the costs of an unknown core, no idle states; replay with --platform",
+                        pi.capacities.len()
+                    )],
+                    derived: None,
+                },
+            });
         }
     }
     let name = platform.unwrap_or("juno-r0");
     let p = Platform::resolve(name)?;
-    Ok((CpuInfo::from_platform(&p), Some(name.to_string())))
+    Ok(TracePlatform {
+        info: CpuInfo::from_platform(&p),
+        preset: Some(name.to_string()),
+        derived: None,
+        notes: Vec::new(),
+    })
 }
 
-/// The CPUs of a LISA `plat_info.yml` (`cpu-capacities: orig:`, `freqs:`) and its `name`.
-pub fn plat_info(text: &str, file: &str) -> Result<(CpuInfo, Option<String>), InputError> {
-    let mut name = None;
-    let mut caps: Vec<(usize, u32)> = Vec::new();
-    let mut freqs: Vec<(usize, u32)> = Vec::new();
-    // The section (by key) the indented `N: value` lines belong to.
-    let mut section = "";
-    for raw in text.lines() {
-        let line = raw.trim();
-        if line.starts_with('#') || line.is_empty() {
-            continue;
-        }
-        let Some((k, v)) = line.split_once(':') else {
-            continue;
-        };
-        let (k, v) = (k.trim(), v.trim());
-        match k {
-            "name" if name.is_none() => {
-                name = Some(v.trim_matches('"').trim_matches('\'').to_string())
-            }
-            "orig" => section = "orig",
-            "freqs" => section = "freqs",
-            "cpu-capacities" | "writeable" => {}
-            _ => match k.parse::<usize>() {
-                Ok(cpu) if section == "orig" => {
-                    if let Ok(c) = v.parse() {
-                        caps.push((cpu, c));
-                    }
-                }
-                Ok(cpu) if section == "freqs" => {
-                    let max = v
-                        .trim_matches(|c| c == '[' || c == ']')
-                        .split(',')
-                        .filter_map(|f| f.trim().parse::<u32>().ok())
-                        .max();
-                    if let Some(m) = max {
-                        freqs.push((cpu, m));
-                    }
-                }
-                Ok(_) => {}
-                Err(_) => {
-                    if !raw.starts_with("      ") {
-                        section = "";
-                    }
-                }
-            },
-        }
-    }
-    if caps.is_empty() {
-        return Err(InputError::new(
-            file,
-            "cpu-capacities.orig",
-            "the CPUs' capacities (LISA's plat_info `cpu-capacities: orig:`)",
-            "none",
-        ));
-    }
-    let n = caps.iter().map(|c| c.0).max().unwrap_or(0) + 1;
-    let mut capacity = vec![1024; n];
-    for (c, v) in caps {
-        capacity[c] = v;
-    }
-    let mut max_khz = vec![0; n];
-    // A plat_info names no micro-architecture, caches or tick: the costs of an unknown core
-    // at the highest frequency it gives, the fallback memory, one LLC per capacity (a
-    // cluster), the default tick rate, EAS on an asymmetric system.
-    let costs =
-        crate::platform::Costs::for_uarch("", freqs.iter().map(|f| f.1).max().unwrap_or(1_000_000));
-    let mut clusters: Vec<u32> = capacity.clone();
-    clusters.sort_unstable();
-    clusters.dedup();
-    let llc = capacity
-        .iter()
-        .map(|c| clusters.binary_search(c).unwrap_or(0))
+/// The CPUs of a plat_info no preset fits: its capacities and frequencies (cpufreq starting
+/// at the highest), the costs of an unknown core at the highest frequency it gives, the
+/// fallback memory, one LLC and performance domain per frequency domain (or per capacity),
+/// the default tick rate, EAS on an asymmetric system.
+fn cpu_info(pi: &plat_info::PlatInfo) -> CpuInfo {
+    let n = pi.capacities.len();
+    let max_khz: Vec<u32> = (0..n)
+        .map(|c| {
+            pi.freqs
+                .get(&c)
+                .and_then(|f| f.last().copied())
+                .unwrap_or(0)
+        })
         .collect();
-    let nr_pd = clusters.len();
-    for (c, f) in freqs {
-        if c < n {
-            max_khz[c] = f;
+    let costs = crate::platform::Costs::for_uarch(
+        "",
+        max_khz.iter().copied().max().unwrap_or(1_000_000).max(1),
+    );
+    let mut llc = vec![0; n];
+    let nr_pd;
+    if pi.freq_domains.is_empty() {
+        let mut clusters: Vec<u32> = pi.capacities.clone();
+        clusters.sort_unstable();
+        clusters.dedup();
+        for (c, cap) in pi.capacities.iter().enumerate() {
+            llc[c] = clusters.binary_search(cap).unwrap_or(0);
         }
+        nr_pd = clusters.len();
+    } else {
+        for (d, cpus) in pi.freq_domains.iter().enumerate() {
+            for &c in cpus {
+                llc[c] = d;
+            }
+        }
+        nr_pd = pi.freq_domains.len();
     }
-    Ok((
-        CpuInfo {
-            capacity,
-            init_khz: max_khz.clone(),
-            max_khz,
-            costs,
-            memory: crate::platform::Memory::fallback(),
-            llc,
-            nr_pd,
-            eas: nr_pd > 1,
-            tick_ns: 1_000_000_000 / crate::kernel::variant::Variant::default().hz as u64,
-        },
-        name,
-    ))
+    let asymmetric = pi.capacities.iter().any(|&c| c != pi.capacities[0]);
+    CpuInfo {
+        capacity: pi.capacities.clone(),
+        min_khz: (0..n)
+            .map(|c| {
+                pi.freqs
+                    .get(&c)
+                    .and_then(|f| f.first().copied())
+                    .unwrap_or(0)
+            })
+            .collect(),
+        init_khz: max_khz.clone(),
+        max_khz,
+        costs,
+        memory: crate::platform::Memory::fallback(),
+        llc,
+        nr_pd,
+        eas: nr_pd > 1 && asymmetric,
+        tick_ns: 1_000_000_000 / crate::kernel::variant::Variant::default().hz as u64,
+        idle_states: vec![Vec::new(); n],
+    }
 }
 
 fn time_arg(s: &Option<String>, flag: &str) -> Result<Option<u64>, InputError> {
@@ -278,13 +284,19 @@ pub struct Loaded {
     pub timeline: Timeline,
     pub filter: Filter,
     pub info: CpuInfo,
-    /// The traced platform's name, when it is a preset or was given.
+    /// The preset to replay on when none is named (`TracePlatform::preset`).
     pub platform: Option<String>,
+    /// The traced platform made of its plat_info.yml, when it is not a preset.
+    pub derived: Option<Platform>,
+    /// What the traced platform was made of (when not a preset) and what the trace left to
+    /// assumption, a line each.
+    pub notes: Vec<String>,
 }
 
 impl FromTraceArgs {
     pub fn load(&self) -> Result<Loaded, InputError> {
-        let (info, platform) = trace_platform(&self.trace, self.trace_platform.as_deref())?;
+        let tp = trace_platform(&self.trace, self.trace_platform.as_deref())?;
+        let info = tp.info;
         let text = load_text(&self.trace)?;
         let file = self.trace.display().to_string();
         let window = Window {
@@ -308,11 +320,21 @@ impl FromTraceArgs {
             min_runtime_ns: time_arg(&self.min_runtime, "--min-runtime")?.unwrap_or(0),
             affinity: self.pin,
         };
+        let notes = if tp.derived.is_some() || tp.preset.is_none() {
+            tp.notes
+                .into_iter()
+                .chain(timeline.notes.iter().cloned())
+                .collect()
+        } else {
+            timeline.notes.clone()
+        };
         Ok(Loaded {
             timeline,
             filter,
             info,
-            platform,
+            notes,
+            platform: tp.preset,
+            derived: tp.derived,
         })
     }
 }
@@ -326,14 +348,25 @@ impl Loaded {
     pub fn workload_text(&self, ext: &Extraction) -> String {
         let tl = &self.timeline;
         let (t, timer, irq) = ext.attribution();
+        let platform = match (&self.derived, &self.platform) {
+            (Some(d), Some(p)) => format!("{} (plat_info.yml on {p})", d.name),
+            (None, Some(p)) => p.clone(),
+            (_, None) => "from plat_info.yml".into(),
+        };
+        let mut notes = String::new();
+        for n in self.notes.iter().chain(&ext.left_to_model()) {
+            notes.push_str(" * ");
+            notes.push_str(&n.replace("*/", "* /"));
+            notes.push('\n');
+        }
         format!(
-            "/*\n * schedlab gen from-trace: the tasks of {}\n * ({} of {} tasks kept, {:.6} s to {:.6} s of the trace; platform {}).\n * Wake-ups: {t} by tasks (send/recv), {timer} by timers (timer), {irq} by\n * other interrupts or left-out tasks (sleep, iorun). run is µs at capacity 1024.\n */\n{}\n",
+            "/*\n * schedlab gen from-trace: the tasks of {}\n * ({} of {} tasks kept, {:.6} s to {:.6} s of the trace; platform {}).\n * Wake-ups: {t} by tasks (send/recv), {timer} by timers (timer), {irq} by\n * other interrupts or left-out tasks (sleep, iorun). run is µs at capacity 1024.\n{notes} */\n{}\n",
             tl.file,
             ext.kept.iter().filter(|&&k| k).count(),
             tl.tasks.len(),
             tl.start as f64 / 1e9,
             tl.end as f64 / 1e9,
-            self.platform.as_deref().unwrap_or("from plat_info.yml"),
+            platform,
             ext.workload_json()
         )
     }
@@ -354,13 +387,13 @@ impl Loaded {
         Ok(e)
     }
 
-    /// The platform to replay on when none is named.
+    /// The preset to replay on when none is named (with `derived` put in, if any).
     pub fn default_platform(&self) -> Result<String, InputError> {
         self.platform.clone().ok_or_else(|| {
             InputError::new(
                 &self.timeline.file,
                 "the platform",
-                "--platform (the trace's plat_info.yml names no schedlab preset)",
+                "--platform (no schedlab preset has the CPUs and frequency domains of the trace's plat_info.yml)",
                 "none",
             )
         })
@@ -390,10 +423,13 @@ pub fn trace_side(arg: &str, fallback: &str) -> Result<Experiment, InputError> {
 pub fn gen_from_trace(args: &GenFromTraceArgs) -> Result<String, Error> {
     let l = args.extract.load()?;
     let ext = l.extraction();
+    for n in l.notes.iter().chain(&ext.left_to_model()) {
+        eprintln!("{n}");
+    }
     if args.report {
         let p = l.default_platform()?;
         let exp = l.experiment(&ext, &p)?;
-        let r = fidelity::run(&l, &ext, &exp, 0, None)?;
+        let r = fidelity::run(&l, &ext, &exp, 0, None, l.derived.as_ref())?;
         eprint!("{}", fidelity::render(&r));
     }
     Ok(l.workload_text(&ext))
@@ -425,5 +461,14 @@ pub fn replay_report(args: &ReplayArgs) -> Result<fidelity::Report, Error> {
     for item in &args.set_at {
         exp.set_at_item(item)?;
     }
-    fidelity::run(&l, &ext, &exp, args.seed, args.trace_out.as_deref())
+    // The traced platform made of its plat_info.yml, unless another is named.
+    let derived = l.derived.as_ref().filter(|_| args.platform.is_none());
+    fidelity::run(
+        &l,
+        &ext,
+        &exp,
+        args.seed,
+        args.trace_out.as_deref(),
+        derived,
+    )
 }

@@ -170,78 +170,8 @@ pub struct Results {
 impl Results {
     /// Collect the results from a kernel whose books were closed at `end`.
     pub fn collect(k: &Kernel, seed: u64, end: u64, events: RunStats, wall_ns: u64) -> Results {
-        let live = |t: &crate::kernel::sched::Task| (t.state != TaskState::Dead).then_some(t.se);
-        let tasks: Vec<TaskResult> = k
-            .tasks
-            .iter()
-            // Exited forked threads are counted in `exited_forks` (their slots may be reused).
-            .enumerate()
-            .filter(|(_, t)| !(t.forked && t.state == TaskState::Dead))
-            .map(|(id, t)| TaskResult {
-                name: t.name.clone(),
-                pid: t.pid,
-                policy: t.policy.name(),
-                prio: t.prio(),
-                runtime_ns: t.sum_exec_runtime,
-                wakeups: t.stats.wakeups,
-                preemptions: t.stats.preemptions,
-                migrations: t.stats.migrations,
-                io_completions: t.stats.io_completions,
-                forks: t.stats.forks,
-                activations: t.thread.activations(),
-                deadline_misses: t.thread.deadline_misses(),
-                wakeup_latency_ns: t.stats.wakeup_latency.summary(),
-                latency_split_ns: t.stats.latency_split,
-                util_avg: live(t).map_or(0, |se| k.fair.ses[se].avg.util_avg),
-                util_est_ewma: live(t).map_or(0, |se| k.fair.ses[se].avg.util_est.ewma),
-                cpu_runtime_ns: t
-                    .stats
-                    .cpu_runtime
-                    .per_cpu()
-                    .into_iter()
-                    .map(|(c, ns)| (c.to_string(), ns))
-                    .collect(),
-                uclamp_request: [t.uclamp.req[0].value, t.uclamp.req[1].value],
-                latency_nice: t.latency_nice,
-                uclamp_min: k.uclamp_eff_now(id).0,
-                uclamp_max: k.uclamp_eff_now(id).1,
-                setattr_errors: t.setattr_errors,
-                setattr_errno: t.last_setattr_errno,
-                exited: t.state == TaskState::Dead,
-                forked: t.forked,
-            })
-            .collect();
-        let p = &k.platform;
-        let cpus: Vec<CpuResult> = k
-            .rqs
-            .iter()
-            .enumerate()
-            .map(|(cpu, rq)| {
-                let c = &p.cpus[cpu];
-                let opps = &p.freq_domains[c.freq_domain].opps;
-                CpuResult {
-                    cpu,
-                    capacity_orig: c.capacity_orig,
-                    busy_ns: rq.res.busy_ns(),
-                    idle_ns: rq.res.idle_ns(),
-                    energy_mj: cpu_energy_mj(&rq.res, opps, &c.idle_states),
-                    freq_residency_ns: freq_residency(&rq.res, opps),
-                    idle_state_ns: per_state(&rq.res, &c.idle_states),
-                }
-            })
-            .collect();
-        let domains: Vec<DomainResult> = k
-            .domains
-            .iter()
-            .zip(&p.freq_domains)
-            .map(|(d, fd)| DomainResult {
-                cpus: fd.cpus.clone(),
-                busy_ns: d.res.busy_ns(),
-                cluster_energy_mj: cluster_energy_mj(&d.res, &fd.opps, &fd.cluster_idle_states),
-                freq_residency_ns: freq_residency(&d.res, &fd.opps),
-                idle_state_ns: per_state(&d.res, &fd.cluster_idle_states),
-            })
-            .collect();
+        let tasks = task_results(k);
+        let (cpus, domains) = cpu_results(k);
         let energy_mj = cpus.iter().map(|c| c.energy_mj).sum::<f64>()
             + domains.iter().map(|d| d.cluster_energy_mj).sum::<f64>();
         let exited_forks: Vec<ExitedForksResult> = k
@@ -260,18 +190,7 @@ impl Results {
         for rq in &k.rqs {
             uclamp_ops += rq.uclamp.ops;
         }
-        let cgroups = (1..k.cgroups.len())
-            .map(|g| CgroupResult {
-                path: k.cgroups.path(g).to_string(),
-                uclamp_min: k.cgroups.read_uclamp(g, 0),
-                uclamp_max: k.cgroups.read_uclamp(g, 1),
-                effective: k.cgroups.effective(g),
-                weight: k.fair.group_sched().then(|| k.fair.group_weight(g)),
-                latency_nice: (k.fair.group_sched()
-                    && k.variant.latency_nice != crate::kernel::variant::LatencyNice::Off)
-                    .then(|| k.fair.group_latency_nice(g)),
-            })
-            .collect();
+        let cgroups = cgroup_results(k);
         let w = k.workload();
         let workload_metrics = if w.parts.is_empty() {
             w.global
@@ -324,6 +243,103 @@ impl Results {
             wall_ns,
         }
     }
+}
+
+/// Each task's results, without the forked threads that exited (counted in
+/// `exited_forks`: their slots may be reused).
+fn task_results(k: &Kernel) -> Vec<TaskResult> {
+    let live = |t: &crate::kernel::sched::Task| (t.state != TaskState::Dead).then_some(t.se);
+    k.tasks
+        .iter()
+        // Exited forked threads are counted in `exited_forks` (their slots may be reused).
+        .enumerate()
+        .filter(|(_, t)| !(t.forked && t.state == TaskState::Dead))
+        .map(|(id, t)| TaskResult {
+            name: t.name.clone(),
+            pid: t.pid,
+            policy: t.policy.name(),
+            prio: t.prio(),
+            runtime_ns: t.sum_exec_runtime,
+            wakeups: t.stats.wakeups,
+            preemptions: t.stats.preemptions,
+            migrations: t.stats.migrations,
+            io_completions: t.stats.io_completions,
+            forks: t.stats.forks,
+            activations: t.thread.activations(),
+            deadline_misses: t.thread.deadline_misses(),
+            wakeup_latency_ns: t.stats.wakeup_latency.summary(),
+            latency_split_ns: t.stats.latency_split,
+            util_avg: live(t).map_or(0, |se| k.fair.ses[se].avg.util_avg),
+            util_est_ewma: live(t).map_or(0, |se| k.fair.ses[se].avg.util_est.ewma),
+            cpu_runtime_ns: t
+                .stats
+                .cpu_runtime
+                .per_cpu()
+                .into_iter()
+                .map(|(c, ns)| (c.to_string(), ns))
+                .collect(),
+            uclamp_request: [t.uclamp.req[0].value, t.uclamp.req[1].value],
+            latency_nice: t.latency_nice,
+            uclamp_min: k.uclamp_eff_now(id).0,
+            uclamp_max: k.uclamp_eff_now(id).1,
+            setattr_errors: t.setattr_errors,
+            setattr_errno: t.last_setattr_errno,
+            exited: t.state == TaskState::Dead,
+            forked: t.forked,
+        })
+        .collect()
+}
+
+/// Each CPU's and each frequency domain's results.
+fn cpu_results(k: &Kernel) -> (Vec<CpuResult>, Vec<DomainResult>) {
+    let p = &k.platform;
+    let cpus: Vec<CpuResult> = k
+        .rqs
+        .iter()
+        .enumerate()
+        .map(|(cpu, rq)| {
+            let c = &p.cpus[cpu];
+            let opps = &p.freq_domains[c.freq_domain].opps;
+            CpuResult {
+                cpu,
+                capacity_orig: c.capacity_orig,
+                busy_ns: rq.res.busy_ns(),
+                idle_ns: rq.res.idle_ns(),
+                energy_mj: cpu_energy_mj(&rq.res, opps, &c.idle_states),
+                freq_residency_ns: freq_residency(&rq.res, opps),
+                idle_state_ns: per_state(&rq.res, &c.idle_states),
+            }
+        })
+        .collect();
+    let domains: Vec<DomainResult> = k
+        .domains
+        .iter()
+        .zip(&p.freq_domains)
+        .map(|(d, fd)| DomainResult {
+            cpus: fd.cpus.clone(),
+            busy_ns: d.res.busy_ns(),
+            cluster_energy_mj: cluster_energy_mj(&d.res, &fd.opps, &fd.cluster_idle_states),
+            freq_residency_ns: freq_residency(&d.res, &fd.opps),
+            idle_state_ns: per_state(&d.res, &fd.cluster_idle_states),
+        })
+        .collect();
+    (cpus, domains)
+}
+
+/// Each cgroup's files as read at the end, the root left out.
+fn cgroup_results(k: &Kernel) -> Vec<CgroupResult> {
+    (1..k.cgroups.len())
+        .map(|g| CgroupResult {
+            path: k.cgroups.path(g).to_string(),
+            uclamp_min: k.cgroups.read_uclamp(g, 0),
+            uclamp_max: k.cgroups.read_uclamp(g, 1),
+            effective: k.cgroups.effective(g),
+            weight: k.fair.group_sched().then(|| k.fair.group_weight(g)),
+            latency_nice: (k.fair.group_sched()
+                && k.variant.latency_nice != crate::kernel::variant::LatencyNice::Off)
+                .then(|| k.fair.group_latency_nice(g)),
+        })
+        .collect()
 }
 
 /// The metric of generator `g` over the threads whose names start with `prefix` (and the

@@ -40,12 +40,36 @@ pub struct Filter {
 
 impl Filter {
     fn keeps(&self, t: &TaskTrace) -> bool {
+        let named = |t: &TaskTrace| {
+            self.tasks
+                .iter()
+                .any(|p| p.parse::<u32>().ok() == Some(t.pid) || glob(p, &t.comm))
+        };
         t.cpu_time_ns >= self.min_runtime_ns
-            && (self.tasks.is_empty()
-                || self
-                    .tasks
-                    .iter()
-                    .any(|p| p.parse::<u32>().ok() == Some(t.pid) || glob(p, &t.comm)))
+            && if self.tasks.is_empty() {
+                model_own(&t.comm).is_none()
+            } else {
+                named(t)
+            }
+    }
+}
+
+/// What the model does itself of a kernel thread of the trace, which the replay therefore
+/// leaves to it (unless `--task` names the thread): schedutil's `sugov:N` (the model's
+/// governor sets the frequency after `cost.cpufreq_work_ns`, without a task) and the
+/// stopper `migration/N` (the model makes its active-balance and affinity moves itself).
+/// The idle tasks are not tasks of the trace at all.
+pub fn model_own(comm: &str) -> Option<&'static str> {
+    let numbered = |prefix: &str| {
+        comm.strip_prefix(prefix)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if numbered("sugov:") {
+        Some("schedutil's kthread: the model's governor")
+    } else if numbered("migration/") {
+        Some("the stopper: the model's own moves")
+    } else {
+        None
     }
 }
 
@@ -173,7 +197,11 @@ impl<'t> Extraction<'t> {
                 .map(|s| {
                     let Step::Block(b) = s else { return None };
                     let end = b.end?;
-                    let periodic = !b.uninterruptible && on_grid(end, &mut last);
+                    // A timer is re-armed every period: a block across more than one did
+                    // not end by it (a steady interrupt, e.g. network traffic, can look
+                    // periodic), and as the timer its wait would be one per period.
+                    let within_period = grid.is_some_and(|g| end - b.start <= g.period_ns * 3 / 2);
+                    let periodic = !b.uninterruptible && within_period && on_grid(end, &mut last);
                     Some(match dependency(b) {
                         _ if periodic && (dependency(b).is_none() || ambiguous(b)) => Cause::Timer,
                         Some(_) if ambiguous(b) => Cause::Interrupt,
@@ -193,6 +221,25 @@ impl<'t> Extraction<'t> {
             grids,
             affinity: filter.affinity,
         }
+    }
+
+    /// The trace's threads left to the model (`model_own`), a line per kind: what they are
+    /// and which ones.
+    pub fn left_to_model(&self) -> Vec<String> {
+        let mut by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (i, t) in self.timeline.tasks.iter().enumerate() {
+            if let (false, Some(why)) = (self.kept[i], model_own(&t.comm)) {
+                by.entry(why).or_default().push(&t.comm);
+            }
+        }
+        by.into_iter()
+            .map(|(why, comms)| {
+                format!(
+                    "left to the model, not replayed: {} ({why})",
+                    comms.join(" ")
+                )
+            })
+            .collect()
     }
 
     /// Wake-ups of kept tasks by cause: (task, timer, interrupt).
@@ -275,6 +322,52 @@ impl<'t> Extraction<'t> {
         }
     }
 
+    /// What task `i`'s program does before the trace's first step of it: its `delay` (µs,
+    /// from the start of the use case), the items that bring it to its first activity (a
+    /// sleep until it, when its timer starts before), and its timer's start.
+    fn prelude(&self, i: usize, t: &TaskTrace) -> (Option<u64>, Vec<Item>, Option<u64>) {
+        let tl = self.timeline;
+        let mut items = Vec::new();
+        let mut start = t.start;
+        // The last timer wake-up, or the timer's start: each timer wake-up first advances
+        // the timer by the periods missed since (below).
+        let mut last_timer: Option<u64> = None;
+        if let Some(g) = self.grids[i] {
+            // rt-app's timer counts periods from the task's start: start it a whole number
+            // of periods before its grid's first wake-up, at or before its first activity.
+            // The periods until its first timer wake-up are advanced there, where they are
+            // past (no wait): the task did other things in them (its first activity, a long
+            // sleep), which a wait per period at the start would put off.
+            let lead = (g.first - g.first.min(t.start)).saturating_sub(GRID_TOLERANCE_NS);
+            let periods = lead.div_ceil(g.period_ns).max(1);
+            let anchor = g.first.saturating_sub(periods * g.period_ns).max(tl.start);
+            if anchor < t.start && t.start - anchor >= START_SLACK_NS {
+                items.push(Item::Sleep(t.start - anchor));
+            }
+            start = anchor;
+            last_timer = Some(anchor);
+        }
+        let delay_us = if t.forked_by.is_none() && start - tl.start >= START_SLACK_NS {
+            Some((start - tl.start) / 1000)
+        } else if t.forked_by.is_some() && self.grids[i].is_some() {
+            Some(start.saturating_sub(tl.start) / 1000)
+        } else {
+            None
+        };
+        (delay_us, items, last_timer)
+    }
+
+    /// The wake-ups of task `i`'s replay that the trace does not count: those of its
+    /// prelude (`prelude`), the end of its `delay` and of a sleep until its first activity.
+    /// The trace counts a wake-up it saw end a block; the replay's thread starts with the
+    /// use case and sleeps until the task's first activity in the trace, whose wake-up the
+    /// trace saw only if it logged it (and then as the end of the block that the trace's
+    /// first steps hold, which the replay has too).
+    pub fn prelude_wakeups(&self, i: usize) -> u64 {
+        let (delay_us, items, _) = self.prelude(i, &self.timeline.tasks[i]);
+        u64::from(delay_us.is_some_and(|d| d > 0)) + items.len() as u64
+    }
+
     fn task(&self, i: usize, t: &TaskTrace) -> Program {
         let tl = self.timeline;
         let (policy, priority) = policy(t.prio);
@@ -293,30 +386,7 @@ impl<'t> Extraction<'t> {
         let pins = pins.unwrap_or_default();
         // Where each stretch starts in the items, with its CPUs.
         let mut cuts: Vec<(usize, Vec<usize>)> = Vec::new();
-        let mut items = Vec::new();
-        let mut start = t.start;
-        if let Some(g) = self.grids[i] {
-            // rt-app's timer counts periods from the task's start: start it a whole number
-            // of periods before its first timer wake-up, at or before its first activity.
-            let lead = (g.first - g.first.min(t.start)).saturating_sub(GRID_TOLERANCE_NS);
-            let periods = lead.div_ceil(g.period_ns).max(1);
-            let anchor = g.first.saturating_sub(periods * g.period_ns).max(tl.start);
-            if anchor < t.start && t.start - anchor >= START_SLACK_NS {
-                items.push(Item::Sleep(t.start - anchor));
-            }
-            start = anchor;
-            for _ in 1..periods {
-                items.push(Item::Timer);
-            }
-        }
-        let delay_us = if t.forked_by.is_none() && start - tl.start >= START_SLACK_NS {
-            Some((start - tl.start) / 1000)
-        } else if t.forked_by.is_some() && self.grids[i].is_some() {
-            Some(start.saturating_sub(tl.start) / 1000)
-        } else {
-            None
-        };
-        let mut last_timer: Option<u64> = None;
+        let (delay_us, mut items, mut last_timer) = self.prelude(i, t);
         for (s, step) in t.steps.iter().enumerate() {
             while let Some(p) = pins.get(cuts.len()).filter(|p| p.0 <= s) {
                 // The first stretch holds what comes before the steps (a timer's start).
@@ -358,7 +428,7 @@ impl<'t> Extraction<'t> {
                         Cause::Timer => {
                             let g = self.grids[i].expect("a timer block has a grid");
                             // Periods missed since the last timer wake-up (the task was late
-                            // and did not sleep) still advance the timer.
+                            // and did not sleep, or slept otherwise) still advance the timer.
                             if let Some(prev) = last_timer {
                                 let n = ((end - prev) + g.period_ns / 2) / g.period_ns;
                                 for _ in 1..n {
@@ -579,17 +649,22 @@ fn find_grid(wakes: &[u64]) -> Option<Grid> {
         return None;
     }
     let tol = GRID_TOLERANCE_NS.min(period / 10);
-    // Count the wake-ups on the grid, re-anchoring at each (timer drift).
+    // Count the wake-ups on the grid, re-anchoring at each (timer drift), and the periods
+    // they span.
     let mut last = wakes[0];
-    let mut on = 1;
+    let (mut on, mut spanned) = (1, 0);
     for &w in &wakes[1..] {
         let n = ((w - last) + period / 2) / period;
         if n >= 1 && (w - last).abs_diff(n * period) <= tol {
             on += 1;
+            spanned += n as usize;
             last = w;
         }
     }
-    (on * 2 >= wakes.len()).then_some(Grid {
+    // Most wake-ups on it, and a wake-up in most of its periods: a timer fires every period
+    // unless its task overran it. An interrupt of a steady rate (network traffic) puts many
+    // wake-ups on a short grid, with long gaps between.
+    (on * 2 >= wakes.len() && (on - 1) * 2 >= spanned).then_some(Grid {
         period_ns: period,
         first: wakes[0],
     })
@@ -1098,5 +1173,25 @@ mod tests {
             })
             .collect();
         assert_eq!(find_grid(&s), None);
+    }
+
+    /// A task woken by an interrupt of a steady rate (network packets every 217 µs) in
+    /// bursts with long gaps is no timer: a timer fires every period.
+    #[test]
+    fn a_steady_interrupt_in_bursts_is_no_grid() {
+        let p = 217_000;
+        let mut w = Vec::new();
+        let mut t = 1_000_000;
+        for burst in 0..6 {
+            for _ in 0..5 {
+                t += p;
+                w.push(t);
+            }
+            t += (20 + burst) * p;
+        }
+        assert_eq!(find_grid(&w), None);
+        // The same wake-ups every period: a timer.
+        let w: Vec<u64> = (0..30).map(|k| 1_000_000 + k * p).collect();
+        assert_eq!(find_grid(&w).map(|g| g.period_ns), Some(p));
     }
 }

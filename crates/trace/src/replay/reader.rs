@@ -20,6 +20,10 @@ pub enum PrevState {
     Uninterruptible,
     /// Exiting (`X`, `Z`).
     Dead,
+    /// Bit 64 (`x` in trace-cmd's sched plugin and in kernels before v4.14): `TASK_DEAD`
+    /// (an exit) before v4.14, `TASK_PARKED` (`P`, a parked kthread) since. The timeline
+    /// takes it as an exit unless the task runs again.
+    DeadOrParked,
 }
 
 /// One event the replay uses, with the fields it needs.
@@ -71,6 +75,20 @@ pub enum Record<'a> {
         cpu: usize,
         khz: u32,
     },
+    /// A frequency reported from user space, not a change: devlib writes each CPU's current
+    /// frequency into the trace (`print` of `cpu_frequency_devlib: state=K cpu_id=N`, or of
+    /// `cpu_frequency: …` in older versions) when the recording starts and ends, which LISA
+    /// reads as the frequency before the first `cpu_frequency`.
+    FrequencyReport {
+        cpu: usize,
+        khz: u32,
+    },
+    /// `cpu_idle`: CPU `cpu` enters idle state `state` (cpuidle's index), or leaves idle
+    /// (None: `state=4294967295`, `PWR_EVENT_EXIT`).
+    CpuIdle {
+        cpu: usize,
+        state: Option<u32>,
+    },
     /// `CPU:N [LOST M EVENTS]`: what ran on CPU N since is unknown until its next switch.
     Lost {
         cpu: usize,
@@ -106,6 +124,16 @@ impl<'a> Reader<'a> {
             file,
             line: 0,
             nr_cpus: None,
+        }
+    }
+
+    /// A reader of lines of a trace whose header said `cpus=nr_cpus`.
+    pub fn with_cpus(text: &'a str, file: &'a str, nr_cpus: usize) -> Self {
+        Reader {
+            rest: text,
+            file,
+            line: 0,
+            nr_cpus: Some(nr_cpus),
         }
     }
 
@@ -263,7 +291,9 @@ impl<'a> Reader<'a> {
         Ok(match event {
             "sched_switch" if !f.starts_with("prev_comm=") => {
                 // trace-cmd's sched plugin: `COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]`.
-                let arrow = find(f.as_bytes(), b" ==> ").ok_or_else(|| need("`==>`"))?;
+                let arrow = find(f.as_bytes(), b" ==> ").ok_or_else(|| {
+                    need("prev_comm=, or trace-cmd's `COMM:PID [PRIO] STATE ==> COMM:PID [PRIO]`")
+                })?;
                 let (prev, next) = (&f[..arrow], &f[arrow + 5..]);
                 let (task, state) = prev
                     .rsplit_once(' ')
@@ -305,8 +335,17 @@ impl<'a> Reader<'a> {
                 }
             }
             "sched_switch" => {
-                let arrow = find(f.as_bytes(), b" ==> ").ok_or_else(|| need("`==>`"))?;
-                let (prev, next) = (&f[..arrow], &f[arrow + 5..]);
+                // The kernel's `TP_printk` puts ` ==> ` between the two tasks; the raw
+                // layout (`trace-cmd report -R`, LISA's text traces) has none.
+                let (prev, next) = match find(f.as_bytes(), b" ==> ") {
+                    Some(arrow) => (&f[..arrow], &f[arrow + 5..]),
+                    None => {
+                        let at = find_key(f, "next_comm=").ok_or_else(|| {
+                            need("prev_comm= … then next_comm= (`==>` between them or not)")
+                        })? - "next_comm=".len();
+                        (f[..at].trim_end(), &f[at..])
+                    }
+                };
                 let prev_comm = between(prev, "prev_comm=", " prev_pid=")
                     .ok_or_else(|| need("prev_comm= and prev_pid="))?;
                 let next_comm = between(next, "next_comm=", " next_pid=")
@@ -360,9 +399,30 @@ impl<'a> Reader<'a> {
                 khz: int(f, "state=").ok_or_else(|| need("a numeric state="))?,
                 cpu: int(f, "cpu_id=").ok_or_else(|| need("a numeric cpu_id="))?,
             },
+            "print" => devlib_frequency(f).unwrap_or(Record::Other),
+            "cpu_idle" => Record::CpuIdle {
+                state: int::<u64>(f, "state=")
+                    .map(|s| u32::try_from(s).ok().filter(|&s| s != u32::MAX))
+                    .ok_or_else(|| need("a numeric state="))?,
+                cpu: int(f, "cpu_id=").ok_or_else(|| need("a numeric cpu_id="))?,
+            },
             _ => Record::Other,
         })
     }
+}
+
+/// A `print` (`tracing_mark_write: TEXT`, or `0xADDRs: TEXT` in the raw layout) of devlib's
+/// frequency report: `cpu_frequency_devlib: state=K cpu_id=N` or `cpu_frequency: …`.
+fn devlib_frequency(f: &str) -> Option<Record<'static>> {
+    let (_, text) = f.split_once(": ")?;
+    let text = text.trim_start();
+    let fields = text
+        .strip_prefix("cpu_frequency_devlib:")
+        .or_else(|| text.strip_prefix("cpu_frequency:"))?;
+    Some(Record::FrequencyReport {
+        khz: int(fields, "state=")?,
+        cpu: int(fields, "cpu_id=")?,
+    })
 }
 
 /// `Reader::head` in one pass over the bytes for the layout schedlab and `trace-cmd report`
@@ -559,7 +619,9 @@ fn fast_switch(f: &str) -> Option<Record<'_>> {
     let prev_prio = c.int()?;
     c.lit(" prev_state=")?;
     let prev_state = parse_state(c.token())?;
-    c.lit(" ==> next_comm=")?;
+    // ` ==> ` (`TP_printk`) or nothing (the raw `field=value` layout).
+    let _ = c.lit(" ==>");
+    c.lit(" next_comm=")?;
     let next_comm = c.until(" next_pid=")?;
     let next_pid = c.uint()?;
     c.lit(" next_prio=")?;
@@ -616,11 +678,11 @@ fn between<'a>(s: &'a str, key: &str, end: &str) -> Option<&'a str> {
     Some(&s[start..start + len])
 }
 
-/// A field's value up to the next space.
+/// A field's value up to the next space or tab (LISA's trace.txt ends some lines in tabs).
 fn value<'a>(s: &'a str, key: &str) -> Option<&'a str> {
     let start = find_key(s, key)?;
     let v = &s[start..];
-    Some(v.split(' ').next().unwrap_or(v))
+    Some(v.split([' ', '\t']).next().unwrap_or(v))
 }
 
 fn int<T: std::str::FromStr>(s: &str, key: &str) -> Option<T> {
@@ -635,37 +697,57 @@ fn plugin_task(s: &str) -> Option<(&str, u32, i32)> {
     Some((comm, pid.parse().ok()?, prio.parse().ok()?))
 }
 
-/// `prev_state` as v6.1 prints it (`R`, `R+`, `S`, `D`, `X`, `D|K`…) or as older kernels
-/// and raw dumps give it, a number (TASK_REPORT bits: 1 S, 2 D, 4 T, 8 t, 16 X, 32 Z, 64 P,
-/// 128 I; 0 and the preemption bit 256 alone: R).
+/// `prev_state` as letters (`R`, `R+`, `S`, `D`, `X`, `D|K`…: the kernel's `TP_printk`, or
+/// trace-cmd's sched plugin) or as the number the raw layout gives (`trace-cmd report -R`,
+/// LISA's text traces; decimal or `0x…`), in either of the kernel's two encodings:
+///
+/// - v4.14 and later (`TASK_REPORT`, `__trace_sched_switch_state`): one bit of 1 `S`, 2 `D`,
+///   4 `T`, 8 `t`, 16 `X`, 32 `Z`, 64 `P`, 128 `I` (an idle kthread, `TASK_IDLE`), and 256
+///   (`TASK_REPORT_MAX`) for a preempted task (`R+`).
+/// - Before v4.14 (the task's raw `state`): 1 `S`, 2 `D`, 4 `T`, 8 `t`, 16 `Z`, 32 `X`,
+///   64 `x` (`TASK_DEAD`), 128 `K` (`TASK_WAKEKILL`: 130 is `D|K`, a killable wait), 256
+///   `W`, 512 `P`, 1024 `N` (`TASK_NOLOAD`: `D|N` is `TASK_IDLE`), 2048 `n`, and
+///   `TASK_STATE_MAX` (2048 or 4096 by version) for a preempted task.
+///
+/// Both agree on every value but 64: an exit before v4.14, a parked kthread since
+/// (`DeadOrParked`, which the timeline settles by whether the task runs again). trace-cmd's
+/// plugin prints bit 64 as `x` and bit 128 as `W` whatever the kernel.
 fn parse_state(s: &str) -> Option<PrevState> {
     if let Some(hex) = s.strip_prefix("0x") {
         return u64::from_str_radix(hex, 16).ok().map(state_bits);
     }
-    if let Ok(n) = s.parse::<u64>() {
-        return Some(state_bits(n));
+    if s.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+        return digits(s.as_bytes()).map(state_bits);
     }
     Some(match s.as_bytes().first()? {
         b'R' => PrevState::Runnable,
-        // trace-cmd's plugin prints the bits after S, D, T, t from an older table: Z, X, then
-        // `x` and `W` for what v6.1 reports as P (parked) and I (idle).
-        b'S' | b'T' | b't' | b'P' | b'I' | b'W' | b'K' | b'N' | b'x' => PrevState::Sleeping,
+        b'x' => PrevState::DeadOrParked,
+        b'S' | b'T' | b't' | b'P' | b'I' | b'W' | b'K' | b'N' | b'n' => PrevState::Sleeping,
         b'D' => PrevState::Uninterruptible,
         b'X' | b'Z' => PrevState::Dead,
         _ => return None,
     })
 }
 
+/// A numeric `prev_state` (see `parse_state`).
 fn state_bits(n: u64) -> PrevState {
-    let n = n & 0xff;
+    const NOLOAD: u64 = 1024;
     if n & 2 != 0 {
-        PrevState::Uninterruptible
+        // `D|N` is `TASK_IDLE` (before v4.14): an idle kthread's wait, not I/O.
+        if n & NOLOAD != 0 {
+            PrevState::Sleeping
+        } else {
+            PrevState::Uninterruptible
+        }
     } else if n & (16 | 32) != 0 {
         PrevState::Dead
-    } else if n == 0 {
-        PrevState::Runnable
-    } else {
+    } else if n & 64 != 0 {
+        PrevState::DeadOrParked
+    } else if n & (1 | 4 | 8 | 128 | 512) != 0 {
         PrevState::Sleeping
+    } else {
+        // 0, or only a preemption mark (256 since v4.14; 2048 or 4096 before).
+        PrevState::Runnable
     }
 }
 
@@ -717,12 +799,14 @@ mod tests {
                 "{line}"
             );
         }
+        // The plugin prints bit 64 as `x` whatever the kernel: P (parked) since v4.14,
+        // TASK_DEAD before.
         let (_, r) =
             one("cpus=1\n  x-1  [000]  0.1: sched_switch: a:1 [120] x ==> b:2 [120]").unwrap();
         assert!(matches!(
             r,
             Record::Switch {
-                prev_state: PrevState::Sleeping,
+                prev_state: PrevState::DeadOrParked,
                 ..
             }
         ));
@@ -763,6 +847,60 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// The raw layout (`trace-cmd report -R`, LISA's `trace.txt`): no ` ==> `, a numeric
+    /// state; read alike by the fast and the general path.
+    #[test]
+    fn the_raw_layout_reads_as_the_printk_one() {
+        let raw = "prev_comm=sh prev_pid=1702 prev_prio=120 prev_state=64 next_comm=swapper/5 \
+                   next_pid=0 next_prio=120";
+        let printk = "prev_comm=sh prev_pid=1702 prev_prio=120 prev_state=x ==> \
+                      next_comm=swapper/5 next_pid=0 next_prio=120";
+        let r = Reader::new("", "t.txt");
+        let want = Record::Switch {
+            prev_pid: 1702,
+            prev_comm: "sh",
+            prev_prio: 120,
+            prev_state: PrevState::DeadOrParked,
+            next_pid: 0,
+            next_comm: "swapper/5",
+            next_prio: 120,
+        };
+        for f in [raw, printk] {
+            assert_eq!(fast_switch(f), Some(want), "{f}");
+            assert_eq!(r.general("sched_switch", f, f).unwrap(), want, "{f}");
+        }
+        // Extra spaces between fields (LISA's trace.txt pads them): the general path.
+        let padded = raw.replace(" next_comm", "  next_comm");
+        assert_eq!(r.record("sched_switch", &padded, "").unwrap(), want);
+    }
+
+    #[test]
+    fn devlib_frequency_reports() {
+        for (line, want) in [
+            (
+                "cpus=6\n  shutils-3106  [001]  2084.238797: print:  tracing_mark_write: \
+                 cpu_frequency_devlib:        state=450000 cpu_id=5",
+                Record::FrequencyReport { cpu: 5, khz: 450_000 },
+            ),
+            (
+                "cpus=6\n  shutils-1703  [001]    76.538557: print:   0xffff00000819ff24s: \
+                 cpu_frequency_devlib:        state=950000 cpu_id=0",
+                Record::FrequencyReport { cpu: 0, khz: 950_000 },
+            ),
+            (
+                "cpus=6\n  shutils-6977  [002] 259445.764420: print:  tracing_mark_write: \
+                 cpu_frequency:        state=1100000 cpu_id=1",
+                Record::FrequencyReport { cpu: 1, khz: 1_100_000 },
+            ),
+            (
+                "cpus=6\n  sh-1702  [005]    76.368433: print:  0xffff00000819ff24s: TRACE_MARKER_START",
+                Record::Other,
+            ),
+        ] {
+            assert_eq!(one(line).unwrap().1, want, "{line}");
+        }
     }
 
     #[test]
@@ -867,8 +1005,18 @@ mod tests {
             ("0", PrevState::Runnable),
             ("1", PrevState::Sleeping),
             ("2", PrevState::Uninterruptible),
-            ("64", PrevState::Sleeping),
+            ("64", PrevState::DeadOrParked),
+            ("x", PrevState::DeadOrParked),
+            ("128", PrevState::Sleeping),
             ("256", PrevState::Runnable),
+            ("0x100", PrevState::Runnable),
+            // Before v4.14: preempted (TASK_STATE_MAX), D|K, D|N (TASK_IDLE), P, X.
+            ("4096", PrevState::Runnable),
+            ("2048", PrevState::Runnable),
+            ("130", PrevState::Uninterruptible),
+            ("1026", PrevState::Sleeping),
+            ("512", PrevState::Sleeping),
+            ("32", PrevState::Dead),
         ] {
             assert_eq!(parse_state(s), Some(want), "{s}");
         }
@@ -879,7 +1027,7 @@ mod tests {
     fn bad_lines_name_the_line() {
         let e = one("cpus=2\n\n<idle>-0 [000] 0.1: sched_switch: prev_comm=x").unwrap_err();
         assert_eq!(e.place, "line 3");
-        assert!(e.expected.contains("==>"), "{e}");
+        assert!(e.expected.contains("next_comm="), "{e}");
         let e = one("<idle>-0 [000] 0.1: cpu_idle: state=1 cpu_id=0").unwrap_err();
         assert!(e.expected.contains("cpus="), "{e}");
         let e = one("cpus=2\nnot a trace line").unwrap_err();

@@ -9,7 +9,7 @@
 
 use super::reader::{Head, PrevState, Reader, Record};
 use schedlab_base::error::InputError;
-use schedlab_base::{CpuSet, LatencyHistogram};
+use schedlab_base::CpuSet;
 use schedlab_model::platform::{Costs, Memory, Resume};
 use schedlab_model::workload::DEFAULT_WORKING_SET;
 use std::collections::BTreeMap;
@@ -22,6 +22,8 @@ use std::collections::BTreeMap;
 pub struct CpuInfo {
     pub capacity: Vec<u32>,
     pub max_khz: Vec<u32>,
+    /// The lowest OPP (0: unknown).
+    pub min_khz: Vec<u32>,
     /// The frequency before the trace's first `cpu_frequency` event on the CPU.
     pub init_khz: Vec<u32>,
     /// The kernel paths' work (`[costs]`).
@@ -37,6 +39,23 @@ pub struct CpuInfo {
     pub eas: bool,
     /// The tick period (`CONFIG_HZ`): each tick on a busy CPU is `irq_ns + tick_ns` of work.
     pub tick_ns: u64,
+    /// Per CPU, its idle states (the CPU's, then its cluster's that the CPU's lack): exit
+    /// latency and target residency, ns.
+    pub idle_states: Vec<Vec<(u64, u64)>>,
+}
+
+impl TaskTrace {
+    /// The mean latency of its wake-ups after the first `skip`; None when the trace logged
+    /// none of them (it has no wake-up events) though the task was woken.
+    pub fn latency_mean_ns(&self, skip: u64) -> Option<u64> {
+        let woken = self.wakeups.saturating_sub(skip);
+        let l = self.latencies_ns.get(skip as usize..).unwrap_or(&[]);
+        match (l.len() as u64, woken) {
+            (0, 0) => Some(0),
+            (0, _) => None,
+            (n, _) => Some(l.iter().sum::<u64>() / n),
+        }
+    }
 }
 
 impl CpuInfo {
@@ -47,6 +66,7 @@ impl CpuInfo {
             p.hz.unwrap_or(schedlab_model::kernel::variant::Variant::default().hz);
         CpuInfo {
             capacity: p.cpus.iter().map(|c| c.capacity_orig).collect(),
+            min_khz: (0..p.nr_cpus()).map(|c| p.min_freq_khz(c)).collect(),
             init_khz: max.clone(),
             max_khz: max,
             costs: p.costs,
@@ -59,14 +79,52 @@ impl CpuInfo {
                 && p.is_asymmetric()
                 && p.cpus.iter().all(|c| c.smt_siblings.len() <= 1),
             tick_ns: 1_000_000_000 / hz.max(1) as u64,
+            idle_states: p
+                .cpus
+                .iter()
+                .map(|c| {
+                    let cluster = &p.freq_domains[c.freq_domain].cluster_idle_states;
+                    c.idle_states
+                        .iter()
+                        .chain(
+                            cluster
+                                .iter()
+                                .filter(|s| c.idle_states.iter().all(|o| o.name != s.name)),
+                        )
+                        .map(|s| (s.exit_latency_ns, s.target_residency_ns))
+                        .collect()
+                })
+                .collect(),
         }
     }
 
+    /// The exit latency of idle CPU `cpu` running a task after `idle_ns` of idle: that of
+    /// the state `cpu_idle` logged (schedlab's traces log the model's choice; a board's
+    /// governor chooses alike, deep for an I/O wait whose end no timer tells), else of the
+    /// deepest state whose target residency and exit fit in the stay (the governors' choice
+    /// when the next timer is the wake-up).
+    fn exit_latency(&self, cpu: usize, logged: Option<u32>, idle_ns: u64) -> u64 {
+        let Some(states) = self.idle_states.get(cpu) else {
+            return 0;
+        };
+        if let Some(&(exit, _)) = logged.and_then(|k| states.get(k as usize)) {
+            return exit;
+        }
+        states
+            .iter()
+            .filter(|&&(exit, residency)| exit + residency <= idle_ns)
+            .map(|s| s.0)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// `capacity_orig × f / f_max`; a frequency above the highest OPP (a trace of another
+    /// board) as the highest.
     fn speed(&self, cpu: usize, khz: u32) -> u64 {
         let cap = self.capacity.get(cpu).copied().unwrap_or(1024) as u64;
         match self.max_khz.get(cpu).copied().unwrap_or(0) {
             0 => cap,
-            max => cap * khz as u64 / max as u64,
+            max => cap * khz.min(max) as u64 / max as u64,
         }
     }
 
@@ -166,11 +224,13 @@ pub struct TaskTrace {
     pub steps: Vec<Step>,
     /// The trace's own numbers.
     pub cpu_time_ns: u64,
+    /// Its running time × the capacity it ran at (`capacity_orig × f / f_max`): the work
+    /// the CPU did for it, kernel paths included (capacity·ns).
+    pub cpu_work: u64,
     pub wakeups: u64,
-    pub wake_latency_ns: u64,
-    pub latencies: u64,
-    /// Each wake-up's latency (`sched_waking` to the switch in), for its percentiles.
-    pub latency: LatencyHistogram,
+    /// The latency of each wake-up whose time the trace logged (`sched_waking`, or
+    /// `sched_wakeup` without it) to the task's switch-in, in order.
+    pub latencies_ns: Vec<u64>,
     /// Its `sched_migrate_task` events.
     pub migrations: u64,
     /// The CPUs it ran on (since the moves of its start, which set its affinity).
@@ -195,6 +255,9 @@ pub struct TaskTrace {
     affinity_set: bool,
     /// Also when it was woken and the waker's CPU.
     preempt_ipi: Option<(u64, bool, u64, usize)>,
+    /// Its block step that began with `prev_state` bit 64 (`PrevState::DeadOrParked`): an
+    /// exit if it never ends.
+    gone_at: Option<usize>,
 }
 
 /// A trace read into per-task programs.
@@ -211,6 +274,9 @@ pub struct Timeline {
     pub busy_khz: Vec<BTreeMap<u32, u64>>,
     /// `cost.syscall_ns` of the platform read with.
     pub syscall_ns: u64,
+    /// What the trace left to assumption (each CPU's frequency before its first event,
+    /// frequencies the platform lacks), a line each.
+    pub notes: Vec<String>,
 }
 
 /// A time window (ns, inclusive) of the trace to extract.
@@ -237,6 +303,9 @@ struct Cpu {
     /// A task that moved itself off this CPU, until the CPU's next switch says whether
     /// the CPU had other tasks to run.
     moved: Option<usize>,
+    /// When it last switched to idle, and the idle state `cpu_idle` said it entered since.
+    idle_since: u64,
+    idle_state: Option<u32>,
 }
 
 /// `PID_MAX_LIMIT` on 64-bit kernels: the largest `pid_max`.
@@ -291,6 +360,9 @@ struct Builder<'i> {
     /// (`Kernel`'s `llc_touched`).
     llc_of: Vec<usize>,
     llc_touched: Vec<u64>,
+    notes: Vec<String>,
+    /// CPUs the trace shows above the platform's highest OPP: the highest frequency seen.
+    above_max: BTreeMap<usize, u32>,
 }
 
 /// Read `text` (a trace named `file`) into a timeline.
@@ -305,7 +377,16 @@ pub fn read(
     let mut last = 0u64;
     let mut started = false;
     while let Some((head, rec)) = r.next()? {
-        let bld = b.get_or_insert_with(|| Builder::new(info, r.nr_cpus().unwrap_or(1)));
+        let bld = b.get_or_insert_with(|| {
+            let n = r.nr_cpus().unwrap_or(1);
+            let mut b = Builder::new(info, n);
+            let (khz, notes) = initial_khz(text, file, info, n);
+            for (c, k) in khz.into_iter().enumerate() {
+                b.cpus[c].khz = k;
+            }
+            b.notes = notes;
+            b
+        });
         let ts = if matches!(rec, Record::Lost { .. }) {
             last
         } else {
@@ -317,7 +398,7 @@ pub fn read(
         }
         if window.from.is_some_and(|from| ts < from) {
             // Before the window only the frequencies matter.
-            if let Record::Frequency { cpu, khz } = rec {
+            if let Record::Frequency { cpu, khz } | Record::FrequencyReport { cpu, khz } = rec {
                 if cpu < bld.cpus.len() {
                     bld.cpus[cpu].khz = khz;
                 }
@@ -342,6 +423,21 @@ pub fn read(
         bld.begin(last);
     }
     bld.finish(last);
+    let mut notes = std::mem::take(&mut bld.notes);
+    let mut above: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (&c, &khz) in &bld.above_max {
+        above.entry(khz).or_default().push(c);
+    }
+    for (khz, cpus) in above {
+        let max = info.max_khz.get(cpus[0]).copied().unwrap_or(0);
+        notes.push(format!(
+            "CPUs {} at {} MHz in the trace, above the platform's highest OPP ({} MHz): \
+             counted at that OPP (is the platform the traced board's?)",
+            list(&cpus),
+            khz / 1000,
+            max / 1000
+        ));
+    }
     Ok(Timeline {
         file: file.to_string(),
         nr_cpus: bld.cpus.len(),
@@ -351,7 +447,94 @@ pub fn read(
         freq_ns: bld.freq_ns,
         busy_khz: bld.busy_khz,
         syscall_ns: info.costs.syscall_ns,
+        notes,
     })
+}
+
+/// CPU numbers, space-separated.
+fn list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Each CPU's frequency at the start of `text`, and notes on what was assumed. cpufreq
+/// emits `cpu_frequency` only on a change, so the frequency before a CPU's first event is
+/// unknown, except where devlib reported it (`Record::FrequencyReport`) before any change:
+/// then it held from the start. A first change up to the highest OPP says the CPU was below
+/// it: the lowest OPP is taken (the governor was raising it from rest). Otherwise (a first
+/// change down, or none) the highest, where cpufreq starts a policy (and schedlab's runs
+/// start).
+fn initial_khz(text: &str, file: &str, info: &CpuInfo, n: usize) -> (Vec<u32>, Vec<String>) {
+    let mut first: Vec<Option<(bool, u32, u64)>> = vec![None; n];
+    let mut left = n;
+    let bytes = text.as_bytes();
+    for at in memchr::memmem::find_iter(bytes, b"cpu_frequency") {
+        if left == 0 {
+            break;
+        }
+        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        let mut r = Reader::with_cpus(&text[start..end], file, n);
+        let Ok(Some((head, rec))) = r.next() else {
+            continue;
+        };
+        let (cpu, khz, report) = match rec {
+            Record::Frequency { cpu, khz } => (cpu, khz, false),
+            Record::FrequencyReport { cpu, khz } => (cpu, khz, true),
+            _ => continue,
+        };
+        if cpu < n && first[cpu].is_none() {
+            first[cpu] = Some((report, khz, head.ts));
+            left -= 1;
+        }
+    }
+    let mut khz: Vec<u32> = (0..n)
+        .map(|c| info.init_khz.get(c).copied().unwrap_or(0))
+        .collect();
+    // (report or raised, kHz taken, first event's time) → CPUs.
+    let mut by: BTreeMap<(bool, u32, u32), (Vec<usize>, u64)> = BTreeMap::new();
+    for (c, f) in first.iter().enumerate() {
+        let max = info.max_khz.get(c).copied().unwrap_or(0);
+        let min = info.min_khz.get(c).copied().unwrap_or(0);
+        match *f {
+            Some((true, k, ts)) => {
+                khz[c] = k;
+                let e = by.entry((true, k, 0)).or_insert((Vec::new(), ts));
+                e.0.push(c);
+            }
+            Some((false, k, ts)) if max > 0 && k >= max && min > 0 && min < max => {
+                khz[c] = min;
+                let e = by.entry((false, min, k)).or_insert((Vec::new(), ts));
+                e.0.push(c);
+            }
+            _ => {}
+        }
+    }
+    let notes = by
+        .into_iter()
+        .map(|((report, k, to), (cpus, ts))| {
+            if report {
+                format!(
+                    "CPUs {} at {} MHz from the start: devlib's report at {:.6} s, no cpu_frequency before it",
+                    list(&cpus),
+                    k / 1000,
+                    ts as f64 / 1e9
+                )
+            } else {
+                format!(
+                    "CPUs {} below {} MHz before their first cpu_frequency ({:.6} s raised them to it): \
+                     taken at the lowest OPP, {} MHz",
+                    list(&cpus),
+                    to / 1000,
+                    ts as f64 / 1e9,
+                    k / 1000
+                )
+            }
+        })
+        .collect();
+    (khz, notes)
 }
 
 impl<'i> Builder<'i> {
@@ -367,6 +550,8 @@ impl<'i> Builder<'i> {
                 freq_since: 0,
                 busy_at_khz: 0,
                 moved: None,
+                idle_since: 0,
+                idle_state: None,
             })
             .collect();
         let ids: Vec<Option<usize>> = (0..n).map(|c| info.llc.get(c).copied()).collect();
@@ -388,6 +573,8 @@ impl<'i> Builder<'i> {
             freq_ns: vec![(0, 0); n],
             busy_khz: vec![BTreeMap::new(); n],
             overutilized: false,
+            notes: Vec::new(),
+            above_max: BTreeMap::new(),
         }
     }
 
@@ -411,10 +598,9 @@ impl<'i> Builder<'i> {
                 exited: false,
                 steps: Vec::new(),
                 cpu_time_ns: 0,
+                cpu_work: 0,
                 wakeups: 0,
-                wake_latency_ns: 0,
-                latencies: 0,
-                latency: LatencyHistogram::default(),
+                latencies_ns: Vec::new(),
                 migrations: 0,
                 cpus: CpuSet::empty(),
                 stretches: vec![Stretch {
@@ -432,6 +618,7 @@ impl<'i> Builder<'i> {
                 wake_from: None,
                 affinity_set: false,
                 preempt_ipi: None,
+                gone_at: None,
             });
             self.by_pid.insert(pid, self.tasks.len() - 1);
             self.tasks.len() - 1
@@ -476,12 +663,18 @@ impl<'i> Builder<'i> {
             let task = &mut self.tasks[t];
             task.work += gained - paid;
             task.cpu_time_ns += dt;
+            task.cpu_work += gained;
             c.busy_at_khz += dt;
         }
     }
 
     /// A new frequency on `cpu`: the busy time at the old one goes to `busy_khz`.
     fn set_khz(&mut self, cpu: usize, khz: u32) {
+        let max = self.info.max_khz.get(cpu).copied().unwrap_or(0);
+        if max > 0 && khz > max {
+            let seen = self.above_max.entry(cpu).or_insert(0);
+            *seen = (*seen).max(khz);
+        }
         let c = &mut self.cpus[cpu];
         if c.busy_at_khz > 0 {
             *self.busy_khz[cpu].entry(c.khz).or_insert(0) += std::mem::take(&mut c.busy_at_khz);
@@ -505,8 +698,11 @@ impl<'i> Builder<'i> {
         }
         let task = &mut self.tasks[t];
         if matches!(task.state, State::Blocked(_)) {
-            // A missed wake-up (lost events): the block ends here, cause unknown.
+            // A missed wake-up (lost events, or a trace without wake-up events): the block
+            // ends here, cause unknown; when it was woken is unknown too, so it has no
+            // wake-up latency.
             self.end_block(t, ts, Waker::Irq, cpu);
+            self.tasks[t].woken_at = None;
         }
         let task = &mut self.tasks[t];
         if task.state != State::Running(cpu) {
@@ -549,6 +745,44 @@ impl<'i> Builder<'i> {
         task.state = State::Runnable;
         task.wakeups += 1;
         task.woken_at = Some(ts);
+    }
+
+    /// `t`, blocked, is switched in at `ts` on `cpu`, which was idle, and the trace logged no
+    /// wake-up (a trace without `sched_waking`/`sched_wakeup`): the wake-up came the CPU's
+    /// exit latency before (`CpuInfo::exit_latency`), so the block ends there and the
+    /// replay's own wake-up takes its own; and the CPU did the wake path the model charges a
+    /// timer's wake-up there (the interrupt, `try_to_wake_up` and placement when the task
+    /// last ran there, else the wake list's interrupt; and the enqueue), which the task pays
+    /// after its switch-in.
+    fn unlogged_wake(&mut self, cpu: usize, t: usize, ts: u64) {
+        let c = &self.cpus[cpu];
+        let exit = self
+            .info
+            .exit_latency(cpu, c.idle_state, ts.saturating_sub(c.idle_since));
+        let State::Blocked(i) = self.tasks[t].state else {
+            return;
+        };
+        let (start, io) = match self.tasks[t].steps[i] {
+            Step::Block(b) => (b.start, b.uninterruptible),
+            _ => (ts, false),
+        };
+        let here = self.tasks[t].last_cpu.map_or(true, |l| l == cpu);
+        // A block the exit does not fit in (the board's real exit is quicker than the
+        // platform's worst case) still blocks: a µs, the least a sleep or I/O rounds to.
+        let end = ts.saturating_sub(exit).max(start + 1_000).min(ts);
+        self.end_block(t, end, Waker::Irq, cpu);
+        self.tasks[t].woken_at = None;
+        let k = self.info.costs;
+        let path = if here {
+            k.irq_ns
+                + if io { 0 } else { k.hrtimer_ns }
+                + k.ttwu_ns
+                + k.select_ns
+                + k.select_cpu_ns * self.scan(t)
+        } else {
+            k.irq_ns
+        };
+        self.charge(cpu, CpuInfo::work(path + k.enqueue_ns), ts);
     }
 
     /// `cpu` does `work` (capacity·ns) of kernel work at `ts`.
@@ -696,7 +930,7 @@ impl<'i> Builder<'i> {
     ) -> Result<(), InputError> {
         let cpu = head.cpu;
         match rec {
-            Record::Frequency { cpu, khz } => {
+            Record::Frequency { cpu, khz } | Record::FrequencyReport { cpu, khz } => {
                 if cpu >= self.cpus.len() {
                     return Err(InputError::new(
                         file,
@@ -730,9 +964,15 @@ impl<'i> Builder<'i> {
                     self.current(cpu, p, ts);
                     match prev_state {
                         PrevState::Runnable => self.tasks[p].state = State::Runnable,
-                        PrevState::Sleeping | PrevState::Uninterruptible => {
+                        PrevState::Sleeping
+                        | PrevState::Uninterruptible
+                        | PrevState::DeadOrParked => {
                             self.flush(p);
                             let task = &mut self.tasks[p];
+                            if prev_state == PrevState::DeadOrParked {
+                                // An exit unless it runs again (`finish`).
+                                task.gone_at = Some(task.steps.len());
+                            }
                             task.steps.push(Step::Block(Block {
                                 uninterruptible: prev_state == PrevState::Uninterruptible,
                                 start: ts,
@@ -744,6 +984,9 @@ impl<'i> Builder<'i> {
                         }
                         PrevState::Dead => {
                             self.flush(p);
+                            // Switched out dead: exited, with or without its
+                            // `sched_process_exit`.
+                            self.tasks[p].exited = true;
                             self.tasks[p].state = State::Dead;
                         }
                     }
@@ -768,13 +1011,19 @@ impl<'i> Builder<'i> {
                     // Going idle: the work ends with the CPU's last task.
                     c.debt = 0;
                 }
+                if next_pid == 0 {
+                    let c = &mut self.cpus[cpu];
+                    c.idle_since = ts;
+                    c.idle_state = None;
+                }
                 if next_pid != 0 {
                     let n = self.task(next_pid, next_comm, Some(next_prio), ts);
+                    if prev_pid == 0 && matches!(self.tasks[n].state, State::Blocked(_)) {
+                        self.unlogged_wake(cpu, n, ts);
+                    }
                     let task = &mut self.tasks[n];
                     if let Some(w) = task.woken_at.take() {
-                        task.wake_latency_ns += ts - w;
-                        task.latencies += 1;
-                        task.latency.record(ts - w);
+                        task.latencies_ns.push(ts - w);
                     }
                     if std::mem::take(&mut self.tasks[n].affinity_set) {
                         let task = &mut self.tasks[n];
@@ -904,6 +1153,11 @@ impl<'i> Builder<'i> {
                 let t = self.task(pid, newcomm, None, self.start);
                 self.tasks[t].comm = newcomm.to_string();
             }
+            Record::CpuIdle { cpu, state } => {
+                if let (Some(c), Some(k)) = (self.cpus.get_mut(cpu), state) {
+                    c.idle_state = Some(k);
+                }
+            }
             Record::Lost { cpu } => {
                 if cpu < self.cpus.len() {
                     let c = &mut self.cpus[cpu];
@@ -924,6 +1178,15 @@ impl<'i> Builder<'i> {
         }
         for t in 0..self.tasks.len() {
             self.flush(t);
+            // Switched out with bit 64 and never woken: `TASK_DEAD` (before v4.14), an exit.
+            let task = &mut self.tasks[t];
+            if let Some(i) = task.gone_at {
+                if matches!(task.steps.get(i), Some(Step::Block(b)) if b.end.is_none()) {
+                    task.steps.truncate(i);
+                    task.exited = true;
+                    task.state = State::Dead;
+                }
+            }
         }
         // A task never seen in a known state ran or waited since the window's start.
         for t in &mut self.tasks {

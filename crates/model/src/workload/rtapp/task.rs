@@ -67,6 +67,15 @@ pub(super) struct SchedKeys {
     pub(super) util_max: Option<i32>,
 }
 
+/// A task's keys that are neither scheduling nor phases, as read.
+struct TaskExtras {
+    own_process: bool,
+    working_set: u64,
+    timer_slack_ns: Option<u64>,
+    delay_ns: u64,
+    loop_value: Option<i64>,
+}
+
 /// Every key `sched_keys` reads (the legacy task-level ones included).
 const SCHED_KEYS: [&str; 10] = [
     "policy",
@@ -89,6 +98,54 @@ impl Parser<'_> {
         m: &Members,
     ) -> Result<TaskSpec, InputError> {
         let base = join("tasks", name);
+        let (p, events) = self.task_members(m, &base);
+        // A bad property is recorded and its default used, so that the rest of the task
+        // (its phases and events) is still checked.
+        let instances = self.task_instances[t];
+        let r = self.sched_keys(&p, &base, true);
+        let sched = self.keep(r).unwrap_or_default();
+        let params = self.task_params(&sched, &base);
+        let r = self.cpus(&p, &base);
+        let cpus = self.keep(r).flatten();
+        let r = self.taskgroup(&p, &base);
+        let taskgroup = self.keep(r).flatten();
+        let r = self.latency_nice(&p, &base);
+        let latency_nice = self.keep(r).flatten();
+        let extras = self.task_extras(&p, &base);
+        if taskgroup.is_some() && !params.policy.is_fair() {
+            let e = self.taskgroup_policy_error(&base, params.policy);
+            self.errors.push(e);
+        }
+        let (loop_count, phases) = match p.get("phases") {
+            Some(v) => self.task_phases(t, name, v, &base, params, taskgroup, extras.loop_value)?,
+            None => self.task_without_phases(t, name, &events, &base, extras.loop_value)?,
+        };
+        Ok(TaskSpec {
+            name: name.to_string(),
+            instances,
+            loop_count,
+            delay_ns: extras.delay_ns,
+            params,
+            cpus,
+            util_min: sched.util_min,
+            util_max: sched.util_max,
+            taskgroup,
+            latency_nice,
+            own_process: extras.own_process,
+            working_set: extras.working_set,
+            timer_slack_ns: extras.timer_slack_ns,
+            phases,
+        })
+    }
+
+    /// A task object's properties, and its events when it has no phases (rt-app reads the
+    /// events of a task with phases only inside them; beside "phases" an exact "runtime" is
+    /// the legacy dl-runtime and other events are ignored, with a warning).
+    fn task_members<'m>(
+        &mut self,
+        m: &'m Members,
+        base: &str,
+    ) -> (Props<'m>, Vec<&'m (String, Value, json::Pos)>) {
         let has_phases = m.iter().any(|(k, _, _)| k == "phases");
         let is_event = |k: &str| event_kind(k).is_some();
         let events: Vec<_> = if has_phases {
@@ -96,12 +153,10 @@ impl Parser<'_> {
         } else {
             m.iter().filter(|(k, _, _)| is_event(k)).collect()
         };
-        // rt-app reads the events of a task with phases only inside them; beside "phases"
-        // an exact "runtime" is the legacy dl-runtime (below) and other events are ignored.
         if has_phases {
             for (k, _, _) in m.iter().filter(|(k, _, _)| is_event(k) && k != "runtime") {
                 self.warn(
-                    &join(&base, k),
+                    &join(base, k),
                     format!("event {}", quote(k)),
                     "beside \"phases\" ignored, as rt-app reads events only inside phases",
                     "events inside \"phases\" when the task has phases",
@@ -124,17 +179,16 @@ impl Parser<'_> {
             .iter()
             .filter(|(k, _, _)| !is_event(k))
             .chain(legacy_runtime);
-        let p = self.properties(props, &base, &TASK_PROPS, &TASK_EXPECTED, true);
+        let p = self.properties(props, base, &TASK_PROPS, &TASK_EXPECTED, true);
+        (p, events)
+    }
 
-        // A bad property is recorded and its default used, so that the rest of the task
-        // (its phases and events) is still checked.
-        let instances = self.task_instances[t];
-        let r = self.sched_keys(&p, &base, true);
-        let sched = self.keep(r).unwrap_or_default();
+    /// A task's scheduling parameters from its keys, defaults for what is missing or bad.
+    fn task_params(&mut self, sched: &SchedKeys, base: &str) -> SchedParams {
         let policy = sched.policy.unwrap_or(self.global.default_policy);
         let priority = match sched.priority {
             Some(pr) => {
-                let r = self.check_priority(policy, pr, &join(&base, "priority"));
+                let r = self.check_priority(policy, pr, &join(base, "priority"));
                 self.keep(r).unwrap_or(default_priority(policy))
             }
             None => default_priority(policy),
@@ -149,20 +203,19 @@ impl Parser<'_> {
             dl_deadline_ns: dl_deadline * 1000,
             dl_period_ns: dl_period * 1000,
         };
-        let r = self.check_deadline(&params, &base);
+        let r = self.check_deadline(&params, base);
         self.keep(r);
-        let r = self.cpus(&p, &base);
-        let cpus = self.keep(r).flatten();
-        let r = self.taskgroup(&p, &base);
-        let taskgroup = self.keep(r).flatten();
-        let r = self.latency_nice(&p, &base);
-        let latency_nice = self.keep(r).flatten();
+        params
+    }
+
+    /// The task-level keys that are neither scheduling nor phases.
+    fn task_extras(&mut self, p: &Props, base: &str) -> TaskExtras {
         let own_process = match p.get("process") {
             Some(Value::Bool(b)) => *b,
             Some(v) => {
                 let e = self.mismatch(
                     v,
-                    &join(&base, "process"),
+                    &join(base, "process"),
                     "true (a process of its own) or false (a thread of rt-app's)",
                 );
                 self.errors.push(e);
@@ -172,7 +225,7 @@ impl Parser<'_> {
         };
         let working_set = match p.get("working_set") {
             Some(v) => {
-                let place = join(&base, "working_set");
+                let place = join(base, "working_set");
                 let r = self.int_in(v, &place, 0, 1 << 40, "a working set in bytes");
                 self.keep(r).map_or(DEFAULT_WORKING_SET, |x| x as u64)
             }
@@ -180,7 +233,7 @@ impl Parser<'_> {
         };
         let timer_slack_ns = match p.get("hrtimer_slack_ns") {
             Some(v) => {
-                let place = join(&base, "hrtimer_slack_ns");
+                let place = join(base, "hrtimer_slack_ns");
                 let r = self.int_in(v, &place, 0, INT_MAX, "a timer slack in ns");
                 self.keep(r).map(|x| x as u64)
             }
@@ -188,7 +241,7 @@ impl Parser<'_> {
         };
         let delay_ns = match p.get("delay") {
             Some(v) => {
-                let r = self.int_in(v, &join(&base, "delay"), 0, INT_MAX, "a delay in µs");
+                let r = self.int_in(v, &join(base, "delay"), 0, INT_MAX, "a delay in µs");
                 self.keep(r).unwrap_or(0) as u64 * 1000
             }
             None => 0,
@@ -197,7 +250,7 @@ impl Parser<'_> {
             Some(v) => {
                 let r = self.int_in(
                     v,
-                    &join(&base, "loop"),
+                    &join(base, "loop"),
                     i64::MIN,
                     i64::MAX,
                     "a loop count (-1: forever)",
@@ -206,85 +259,91 @@ impl Parser<'_> {
             }
             None => None,
         };
-        if taskgroup.is_some() && !policy.is_fair() {
-            let e = self.taskgroup_policy_error(&base, policy);
-            self.errors.push(e);
-        }
-
-        let (loop_count, phases) = if let Some(v) = p.get("phases") {
-            let place = join(&base, "phases");
-            let Value::Object(pm) = v else {
-                return Err(self.mismatch(v, &place, "an object of phases"));
-            };
-            if pm.is_empty() {
-                return Err(self.err(&place, "at least one phase", "an empty object"));
-            }
-            // The policy and task group in force as the phases are first entered, in file
-            // order, to resolve "same policy" and to check task groups as rt-app does.
-            let mut cur = params;
-            let mut cur_tg = taskgroup;
-            let mut phases = Vec::with_capacity(pm.len());
-            for (pname, pv, _) in pm {
-                let pplace = join(&place, pname);
-                let Value::Object(pmm) = pv else {
-                    let e = self.mismatch(pv, &pplace, "a phase object");
-                    self.errors.push(e);
-                    continue;
-                };
-                let r = self.phase(t, name, pname, pmm, &pplace, &mut cur);
-                let Some(phase) = self.keep(r) else {
-                    continue;
-                };
-                cur_tg = phase.taskgroup.or(cur_tg);
-                if cur_tg.is_some() && !cur.policy.is_fair() {
-                    let e = self.taskgroup_policy_error(&pplace, cur.policy);
-                    self.errors.push(e);
-                }
-                phases.push(phase);
-            }
-            (normalize_task_loop(loop_value.unwrap_or(-1)), phases)
-        } else {
-            if events.is_empty() {
-                return Err(self.err(&base, format!("at least one event ({EVENT_LIST})"), "none"));
-            }
-            let (evs, labels) = self.events(t, name, &events, &base)?;
-            // Without "phases", "loop" is the phase's count and the task runs the phase once;
-            // without "loop" it runs it forever.
-            let (task_loop, phase_loop) = match loop_value {
-                Some(n) => (1, normalize_phase_loop(n)),
-                None => (-1, 1),
-            };
-            let phase = PhaseSpec {
-                name: name.to_string(),
-                loop_count: phase_loop,
-                events: evs,
-                labels,
-                cpus: None,
-                params: None,
-                util_min: None,
-                util_max: None,
-                taskgroup: None,
-                latency_nice: None,
-            };
-            (task_loop, vec![phase])
-        };
-
-        Ok(TaskSpec {
-            name: name.to_string(),
-            instances,
-            loop_count,
-            delay_ns,
-            params,
-            cpus,
-            util_min: sched.util_min,
-            util_max: sched.util_max,
-            taskgroup,
-            latency_nice,
+        TaskExtras {
             own_process,
             working_set,
             timer_slack_ns,
-            phases,
-        })
+            delay_ns,
+            loop_value,
+        }
+    }
+
+    /// A task's "phases" object: its loop count and phases. The policy and task group in
+    /// force as the phases are first entered, in file order, resolve "same policy" and check
+    /// task groups as rt-app does.
+    #[allow(clippy::too_many_arguments)]
+    fn task_phases(
+        &mut self,
+        t: usize,
+        name: &str,
+        v: &Value,
+        base: &str,
+        params: SchedParams,
+        taskgroup: Option<usize>,
+        loop_value: Option<i64>,
+    ) -> Result<(i64, Vec<PhaseSpec>), InputError> {
+        let place = join(base, "phases");
+        let Value::Object(pm) = v else {
+            return Err(self.mismatch(v, &place, "an object of phases"));
+        };
+        if pm.is_empty() {
+            return Err(self.err(&place, "at least one phase", "an empty object"));
+        }
+        let mut cur = params;
+        let mut cur_tg = taskgroup;
+        let mut phases = Vec::with_capacity(pm.len());
+        for (pname, pv, _) in pm {
+            let pplace = join(&place, pname);
+            let Value::Object(pmm) = pv else {
+                let e = self.mismatch(pv, &pplace, "a phase object");
+                self.errors.push(e);
+                continue;
+            };
+            let r = self.phase(t, name, pname, pmm, &pplace, &mut cur);
+            let Some(phase) = self.keep(r) else {
+                continue;
+            };
+            cur_tg = phase.taskgroup.or(cur_tg);
+            if cur_tg.is_some() && !cur.policy.is_fair() {
+                let e = self.taskgroup_policy_error(&pplace, cur.policy);
+                self.errors.push(e);
+            }
+            phases.push(phase);
+        }
+        Ok((normalize_task_loop(loop_value.unwrap_or(-1)), phases))
+    }
+
+    /// A task without "phases": its events are one phase. Its "loop" is the phase's count
+    /// and the task runs the phase once; without "loop" it runs it forever.
+    fn task_without_phases(
+        &mut self,
+        t: usize,
+        name: &str,
+        events: &[&(String, Value, json::Pos)],
+        base: &str,
+        loop_value: Option<i64>,
+    ) -> Result<(i64, Vec<PhaseSpec>), InputError> {
+        if events.is_empty() {
+            return Err(self.err(base, format!("at least one event ({EVENT_LIST})"), "none"));
+        }
+        let (evs, labels) = self.events(t, name, events, base)?;
+        let (task_loop, phase_loop) = match loop_value {
+            Some(n) => (1, normalize_phase_loop(n)),
+            None => (-1, 1),
+        };
+        let phase = PhaseSpec {
+            name: name.to_string(),
+            loop_count: phase_loop,
+            events: evs,
+            labels,
+            cpus: None,
+            params: None,
+            util_min: None,
+            util_max: None,
+            taskgroup: None,
+            latency_nice: None,
+        };
+        Ok((task_loop, vec![phase]))
     }
 
     pub(super) fn taskgroup_policy_error(&self, place: &str, policy: Policy) -> InputError {
