@@ -25,6 +25,7 @@ fn policy(cpus: &[usize], opps_khz: &[u32]) -> Policy {
         inefficient: Vec::new(),
         freq_table: true,
         fast_switch: true,
+        dvfs_possible_from_any_cpu: true,
         transition_latency_ns: 0,
         transition_delay_us: None,
         min_khz: opps_khz[0],
@@ -132,7 +133,7 @@ fn inefficient_opps_come_from_the_energy_model_and_e_relations_skip_them() {
     p.cur_khz = 1_200_000;
     let mut s = Sugov::new(policies(vec![p.clone()]), &with_rate_limit(1000), &env());
     assert_eq!(
-        switched(s.update_util(0, MS, 0, &|_| cfs(10))),
+        switched(s.update_util(0, 0, MS, 0, &|_| cfs(10))),
         Some(432_000)
     );
     // …while powersave asks for policy->min with plain RELATION_L.
@@ -241,7 +242,7 @@ fn first_freq(opps: &[u32], rq: CpuUtil, env: &Env, cur_khz: u32) -> u32 {
     let mut p = policy(&[0], opps);
     p.cur_khz = cur_khz;
     let mut s = Sugov::new(policies(vec![p]), &with_rate_limit(1000), env);
-    switched(s.update_util(0, MS, 0, &|_| rq)).unwrap()
+    switched(s.update_util(0, 0, MS, 0, &|_| rq)).unwrap()
 }
 
 #[test]
@@ -291,7 +292,7 @@ fn not_frequency_invariant_scales_from_the_current_frequency() {
     let busy = |_| cfs(1024);
     // next = 1.25 * policy->cur each evaluation: 2.0, 2.5, 3.125 → 3.2, then capped at 3.8.
     let steps: Vec<Option<u32>> = (1..=4)
-        .map(|i| switched(s.update_util(0, i * 500 * US, 0, &busy)))
+        .map(|i| switched(s.update_util(0, 0, i * 500 * US, 0, &busy)))
         .collect();
     assert_eq!(
         steps,
@@ -307,7 +308,7 @@ fn not_frequency_invariant_scales_from_the_current_frequency() {
     p.cur_khz = 1_600_000;
     let mut s = Sugov::new(policies(vec![p]), &with_rate_limit(500), &env());
     assert_eq!(
-        switched(s.update_util(0, 500 * US, 0, &busy)),
+        switched(s.update_util(0, 0, 500 * US, 0, &busy)),
         Some(3_800_000)
     );
 }
@@ -321,8 +322,8 @@ fn without_a_freq_table_raw_requests_are_news_even_on_the_same_p_state() {
         p.freq_table = freq_table;
         let mut s = Sugov::new(policies(vec![p]), &with_rate_limit(500), &env());
         // 1.25 * 700 * 3.8 GHz / 1024 = 3247070 kHz, then 1.25 * 701 → 3251708 kHz.
-        let a = switched(s.update_util(0, 500 * US, 0, &|_| cfs(700)));
-        let b = switched(s.update_util(0, 1000 * US, 0, &|_| cfs(701)));
+        let a = switched(s.update_util(0, 0, 500 * US, 0, &|_| cfs(700)));
+        let b = switched(s.update_util(0, 0, 1000 * US, 0, &|_| cfs(701)));
         (a, b)
     };
     assert_eq!(run(true), (Some(3_300_000), None));
@@ -341,7 +342,7 @@ fn iowait_boost_doubles_once_per_evaluation_then_halves() {
         &env(),
     );
     let idle = |_| cfs(0);
-    let mut call = |t_us: u64, flags: u32| switched(s.update_util(0, t_us * US, flags, &idle));
+    let mut call = |t_us: u64, flags: u32| switched(s.update_util(0, 0, t_us * US, flags, &idle));
     // First request: IOWAIT_BOOST_MIN = 128 → 160 MHz.
     assert_eq!(call(1000, SCHED_CPUFREQ_IOWAIT), Some(160_000));
     // Within the rate limit: the request doubles the boost to 256 and is pending; a second
@@ -368,7 +369,7 @@ fn iowait_boost_doubles_once_per_evaluation_then_halves() {
     for (t_us, freq) in expect.drain(..) {
         s.note_idle_enter(0);
         assert_eq!(
-            switched(s.update_util(0, t_us * US, 0, &idle)),
+            switched(s.update_util(0, 0, t_us * US, 0, &idle)),
             freq,
             "{t_us}"
         );
@@ -384,22 +385,22 @@ fn iowait_boost_restarts_after_a_tick_without_calls() {
     );
     let idle = |_| cfs(0);
     for t_us in [1000, 2000, 3000] {
-        s.update_util(0, t_us * US, SCHED_CPUFREQ_IOWAIT, &idle);
+        s.update_util(0, 0, t_us * US, SCHED_CPUFREQ_IOWAIT, &idle);
     }
     assert_eq!(s.policies().get(0).cur_khz, 640_000); // boost 512
     s.note_idle_enter(0);
     // More than TICK_NSEC (4 ms) later an IOWAIT call restarts from IOWAIT_BOOST_MIN…
     assert_eq!(
-        switched(s.update_util(0, 7001 * US, SCHED_CPUFREQ_IOWAIT, &idle)),
+        switched(s.update_util(0, 0, 7001 * US, SCHED_CPUFREQ_IOWAIT, &idle)),
         Some(160_000)
     );
     // …exactly one tick later is not "more than a tick": the boost keeps doubling.
-    s.update_util(0, 11_001 * US, SCHED_CPUFREQ_IOWAIT, &idle);
+    s.update_util(0, 0, 11_001 * US, SCHED_CPUFREQ_IOWAIT, &idle);
     assert_eq!(s.policies().get(0).cur_khz, 320_000);
     // A plain call after more than a tick drops the boost altogether.
     s.note_idle_enter(0);
     assert_eq!(
-        switched(s.update_util(0, 15_002 * US, 0, &idle)),
+        switched(s.update_util(0, 0, 15_002 * US, 0, &idle)),
         Some(100_000)
     );
 }
@@ -419,7 +420,7 @@ fn an_evaluation_between_requests_keeps_the_boost_from_building_up() {
         let t = (1 + i * 300) * US;
         for (dt, flags) in [(0, SCHED_CPUFREQ_IOWAIT), (100 * US, 0)] {
             s.note_idle_enter(0);
-            if let Some(f) = switched(s.update_util(0, t + dt, flags, &idle)) {
+            if let Some(f) = switched(s.update_util(0, 0, t + dt, flags, &idle)) {
                 highest = highest.max(f);
             }
         }
@@ -432,7 +433,7 @@ fn an_evaluation_between_requests_keeps_the_boost_from_building_up() {
         &env(),
     );
     for i in 0..20 {
-        s.update_util(0, (1 + i * 300) * US, SCHED_CPUFREQ_IOWAIT, &idle);
+        s.update_util(0, 0, (1 + i * 300) * US, SCHED_CPUFREQ_IOWAIT, &idle);
     }
     assert_eq!(s.policies().get(0).cur_khz, 1_024_000);
 }
@@ -447,7 +448,7 @@ fn iowait_boost_can_be_switched_off() {
     p.cur_khz = 100_000;
     let mut s = Sugov::new(policies(vec![p]), &t, &env());
     let freqs: Vec<Option<u32>> = (1..10)
-        .map(|i| switched(s.update_util(0, i * 100 * US, SCHED_CPUFREQ_IOWAIT, &|_| cfs(0))))
+        .map(|i| switched(s.update_util(0, 0, i * 100 * US, SCHED_CPUFREQ_IOWAIT, &|_| cfs(0))))
         .collect();
     // Util 0 maps to a raw 0 kHz, which equals the initial cached_raw_freq: no request at all.
     assert!(freqs.iter().all(Option::is_none), "{freqs:?}");
@@ -465,7 +466,7 @@ fn no_two_changes_closer_than_the_rate_limit() {
     let mut changes = Vec::new();
     for i in 1..=200u64 {
         let t = i * 100 * US;
-        if let Some(f) = switched(s.update_util(0, t, 0, &|_| cfs(i * 5))) {
+        if let Some(f) = switched(s.update_util(0, 0, t, 0, &|_| cfs(i * 5))) {
             changes.push((t, f));
         }
     }
@@ -484,14 +485,17 @@ fn the_rate_limit_counts_from_the_last_change_not_the_last_evaluation() {
         &env(),
     );
     assert_eq!(
-        switched(s.update_util(0, 2 * MS, 0, &|_| cfs(300))),
+        switched(s.update_util(0, 0, 2 * MS, 0, &|_| cfs(300))),
         Some(450_000)
     );
     // Evaluated at 4 ms, same frequency: last_freq_update_time stays at 2 ms…
-    assert_eq!(switched(s.update_util(0, 4 * MS, 0, &|_| cfs(301))), None);
+    assert_eq!(
+        switched(s.update_util(0, 0, 4 * MS, 0, &|_| cfs(301))),
+        None
+    );
     // …so a change is allowed at 4.5 ms.
     assert_eq!(
-        switched(s.update_util(0, 4500 * US, 0, &|_| cfs(800))),
+        switched(s.update_util(0, 0, 4500 * US, 0, &|_| cfs(800))),
         Some(1_100_000)
     );
 }
@@ -503,15 +507,15 @@ fn default_rate_limit_is_the_transition_delay() {
     p.transition_latency_ns = 40_000;
     let mut s = Sugov::new(policies(vec![p]), &Tunables::default(), &env());
     assert_eq!(
-        switched(s.update_util(0, 10 * MS, 0, &|_| cfs(300))),
+        switched(s.update_util(0, 0, 10 * MS, 0, &|_| cfs(300))),
         Some(450_000)
     );
     assert_eq!(
-        switched(s.update_util(0, 19_999 * US, 0, &|_| cfs(900))),
+        switched(s.update_util(0, 0, 19_999 * US, 0, &|_| cfs(900))),
         None
     );
     assert_eq!(
-        switched(s.update_util(0, 20 * MS, 0, &|_| cfs(900))),
+        switched(s.update_util(0, 0, 20 * MS, 0, &|_| cfs(900))),
         Some(1_100_000)
     );
 }
@@ -524,7 +528,7 @@ fn limits_changes_and_more_dl_bandwidth_bypass_the_rate_limit() {
         &env(),
     );
     assert_eq!(
-        switched(s.update_util(0, 10 * MS, 0, &|_| cfs(800))),
+        switched(s.update_util(0, 0, 10 * MS, 0, &|_| cfs(800))),
         Some(1_100_000)
     );
     // Fast switch: the new max takes effect at the next call, rate limit or not. (The CPU
@@ -537,13 +541,13 @@ fn limits_changes_and_more_dl_bandwidth_bypass_the_rate_limit() {
     );
     s.note_idle_enter(0);
     assert_eq!(
-        switched(s.update_util(0, 11 * MS, 0, &|_| cfs(800))),
+        switched(s.update_util(0, 0, 11 * MS, 0, &|_| cfs(800))),
         Some(800_000)
     );
     s.set_limits(0, 0, 1_100_000);
     s.note_idle_enter(0);
     assert_eq!(
-        switched(s.update_util(0, 12 * MS, 0, &|_| cfs(100))),
+        switched(s.update_util(0, 0, 12 * MS, 0, &|_| cfs(100))),
         Some(450_000)
     );
     // More DL bandwidth than at the last evaluation is granted at once.
@@ -552,11 +556,14 @@ fn limits_changes_and_more_dl_bandwidth_bypass_the_rate_limit() {
         ..cfs(100)
     };
     assert_eq!(
-        switched(s.update_util(0, 13 * MS, 0, &|_| dl)),
+        switched(s.update_util(0, 0, 13 * MS, 0, &|_| dl)),
         Some(950_000)
     );
     // Not so for CFS utilization.
-    assert_eq!(switched(s.update_util(0, 14 * MS, 0, &|_| cfs(900))), None);
+    assert_eq!(
+        switched(s.update_util(0, 0, 14 * MS, 0, &|_| cfs(900))),
+        None
+    );
 }
 
 #[test]
@@ -568,10 +575,10 @@ fn a_shared_policy_follows_its_busiest_cpu() {
     );
     let rq = |cpu: usize| if cpu == 1 { cfs(600) } else { cfs(100) };
     // CPU 0 calls; CPU 1's util decides: 1.25 * 600 → 950 MHz.
-    assert_eq!(switched(s.update_util(0, MS, 0, &rq)), Some(950_000));
+    assert_eq!(switched(s.update_util(0, 0, MS, 0, &rq)), Some(950_000));
     // No busy hold on shared policies: the frequency drops without any idle.
     assert_eq!(
-        switched(s.update_util(1, 2 * MS, 0, &|_| cfs(100))),
+        switched(s.update_util(1, 1, 2 * MS, 0, &|_| cfs(100))),
         Some(450_000)
     );
 }
@@ -585,17 +592,20 @@ fn a_shared_policy_drops_the_boost_of_a_cpu_silent_for_a_tick() {
     );
     let idle = |_| cfs(0);
     assert_eq!(
-        switched(s.update_util(1, MS, SCHED_CPUFREQ_IOWAIT, &idle)),
+        switched(s.update_util(1, 1, MS, SCHED_CPUFREQ_IOWAIT, &idle)),
         Some(160_000)
     );
     // CPU 0 evaluates 2 ms later: CPU 1's boost (not pending) halves below 128 and is gone.
-    assert_eq!(switched(s.update_util(0, 3 * MS, 0, &idle)), Some(100_000));
+    assert_eq!(
+        switched(s.update_util(0, 0, 3 * MS, 0, &idle)),
+        Some(100_000)
+    );
     // CPU 1 boosts again; CPU 0 evaluates more than a tick after CPU 1's call: reset.
-    s.update_util(1, 10 * MS, SCHED_CPUFREQ_IOWAIT, &idle);
-    s.update_util(1, 11 * MS, SCHED_CPUFREQ_IOWAIT, &idle);
+    s.update_util(1, 1, 10 * MS, SCHED_CPUFREQ_IOWAIT, &idle);
+    s.update_util(1, 1, 11 * MS, SCHED_CPUFREQ_IOWAIT, &idle);
     assert_eq!(s.policies().get(0).cur_khz, 320_000);
     assert_eq!(
-        switched(s.update_util(0, 15_001 * US, 0, &idle)),
+        switched(s.update_util(0, 0, 15_001 * US, 0, &idle)),
         Some(100_000)
     );
 }
@@ -608,20 +618,26 @@ fn a_single_cpu_that_has_not_idled_keeps_its_frequency() {
         &env(),
     );
     assert_eq!(
-        switched(s.update_util(0, MS, 0, &|_| cfs(800))),
+        switched(s.update_util(0, 0, MS, 0, &|_| cfs(800))),
         Some(1_100_000)
     );
-    assert_eq!(switched(s.update_util(0, 2 * MS, 0, &|_| cfs(100))), None);
-    assert_eq!(switched(s.update_util(0, 3 * MS, 0, &|_| cfs(100))), None);
+    assert_eq!(
+        switched(s.update_util(0, 0, 2 * MS, 0, &|_| cfs(100))),
+        None
+    );
+    assert_eq!(
+        switched(s.update_util(0, 0, 3 * MS, 0, &|_| cfs(100))),
+        None
+    );
     // Raising is never held.
     s.note_idle_enter(0);
     assert_eq!(
-        switched(s.update_util(0, 4 * MS, 0, &|_| cfs(100))),
+        switched(s.update_util(0, 0, 4 * MS, 0, &|_| cfs(100))),
         Some(450_000)
     );
     // Unless uclamp_max caps the rq: then it may drop while busy.
     assert_eq!(
-        switched(s.update_util(0, 5 * MS, 0, &|_| cfs(800))),
+        switched(s.update_util(0, 0, 5 * MS, 0, &|_| cfs(800))),
         Some(1_100_000)
     );
     let capped = CpuUtil {
@@ -630,7 +646,7 @@ fn a_single_cpu_that_has_not_idled_keeps_its_frequency() {
         ..cfs(800)
     };
     assert_eq!(
-        switched(s.update_util(0, 6 * MS, 0, &|_| capped)),
+        switched(s.update_util(0, 0, 6 * MS, 0, &|_| capped)),
         Some(450_000)
     );
     // Without NO_HZ there is no idle count and no hold.
@@ -643,9 +659,9 @@ fn a_single_cpu_that_has_not_idled_keeps_its_frequency() {
         &with_rate_limit(1000),
         &e,
     );
-    s.update_util(0, MS, 0, &|_| cfs(800));
+    s.update_util(0, 0, MS, 0, &|_| cfs(800));
     assert_eq!(
-        switched(s.update_util(0, 2 * MS, 0, &|_| cfs(100))),
+        switched(s.update_util(0, 0, 2 * MS, 0, &|_| cfs(100))),
         Some(450_000)
     );
 }
@@ -681,7 +697,7 @@ fn uclamp_clamps_util_and_the_boost() {
         ..cfs(0)
     };
     assert_eq!(
-        switched(s.update_util(0, MS, SCHED_CPUFREQ_IOWAIT, &|_| capped)),
+        switched(s.update_util(0, 0, MS, SCHED_CPUFREQ_IOWAIT, &|_| capped)),
         Some(80_000)
     );
 }
@@ -700,9 +716,9 @@ fn slow_switching_wakes_the_kthread_once_and_it_sets_the_latest_request() {
     .unwrap();
     let no_times = |_| CpuTimes::default();
     let wake = Some(Action::QueueWork { policy: 0, cpu: 0 });
-    assert_eq!(g.update_util(0, MS, 0, &|_| cfs(600)), wake);
+    assert_eq!(g.update_util(0, 0, MS, 0, &|_| cfs(600)), wake);
     // sugov_deferred_update(): the kthread is already pending, nothing more to queue…
-    assert_eq!(g.update_util(0, 2 * MS, 0, &|_| cfs(800)), None);
+    assert_eq!(g.update_util(0, 0, 2 * MS, 0, &|_| cfs(800)), None);
     assert_eq!(g.policies().get(0).cur_khz, 450_000);
     // …and when it runs it sets the newest next_freq.
     let set = g.work(0, 3 * MS, &no_times);
@@ -713,9 +729,13 @@ fn slow_switching_wakes_the_kthread_once_and_it_sets_the_latest_request() {
             freq_khz: 1_100_000
         })
     );
-    assert_eq!(g.update_util(0, 4 * MS, 0, &|_| cfs(800)), None, "no news");
+    assert_eq!(
+        g.update_util(0, 0, 4 * MS, 0, &|_| cfs(800)),
+        None,
+        "no news"
+    );
     g.note_idle_enter(0);
-    assert_eq!(g.update_util(0, 5 * MS, 0, &|_| cfs(300)), wake);
+    assert_eq!(g.update_util(0, 0, 5 * MS, 0, &|_| cfs(300)), wake);
     // A slow-switching policy applies new limits at once (cpufreq_policy_apply_limits()).
     let mut p = policy(&[0], &A57);
     p.fast_switch = false;
@@ -749,7 +769,7 @@ fn performance_and_powersave_pin_the_limits() {
             freq_khz: 1_100_000
         }]
     );
-    assert_eq!(perf.update_util(0, 10 * MS, 0, &|_| cfs(0)), None);
+    assert_eq!(perf.update_util(0, 0, 10 * MS, 0, &|_| cfs(0)), None);
     assert_eq!(
         perf.set_limits(0, 0, 900_000),
         Some(FreqChange {
@@ -773,7 +793,7 @@ fn performance_and_powersave_pin_the_limits() {
         }]
     );
     assert_eq!(
-        save.update_util(0, 10 * MS, SCHED_CPUFREQ_IOWAIT, &|_| cfs(1024)),
+        save.update_util(0, 0, 10 * MS, SCHED_CPUFREQ_IOWAIT, &|_| cfs(1024)),
         None
     );
     assert_eq!(
@@ -799,7 +819,7 @@ fn dbs_governor(kind: GovernorKind, p: Policy, t: &Tunables, e: &Env) -> Cpufreq
 /// A call on CPU 0 at `now` must queue a sample; run it with cumulative idle times `idle_ns`.
 fn sample(g: &mut Cpufreq, now: u64, idle_ns: &[u64]) -> Option<u32> {
     assert_eq!(
-        g.update_util(0, now, 0, &|_| cfs(0)),
+        g.update_util(0, 0, now, 0, &|_| cfs(0)),
         Some(Action::QueueWork { policy: 0, cpu: 0 }),
         "a sample at {now}"
     );
@@ -815,15 +835,18 @@ fn ondemand_samples_every_two_ticks_and_jumps_to_max_above_the_threshold() {
     let mut p = policy(&[0], &OD_OPPS);
     p.cur_khz = 500_000;
     let mut g = dbs_governor(GovernorKind::Ondemand, p, &Tunables::default(), &env());
-    // sampling_rate = max(2 ticks = 8 ms, transition delay 1 ms).
-    assert_eq!(g.update_util(0, 7_999 * US, 0, &|_| cfs(0)), None);
+    // cpufreq_start_governor() ends in ->limits, which zeroes the sample delay: the first
+    // call after the start samples…
     assert_eq!(sample(&mut g, 8 * MS, &[0]), Some(3_000_000), "100% busy");
+    // …and the next ones come sampling_rate = max(2 ticks = 8 ms, transition delay 1 ms)
+    // apart.
+    assert_eq!(g.update_util(0, 0, 15_999 * US, 0, &|_| cfs(0)), None);
     // The work is queued once until it has run.
     assert_eq!(
-        g.update_util(0, 16 * MS, 0, &|_| cfs(0)),
+        g.update_util(0, 0, 16 * MS, 0, &|_| cfs(0)),
         Some(Action::QueueWork { policy: 0, cpu: 0 })
     );
-    assert_eq!(g.update_util(0, 17 * MS, 0, &|_| cfs(0)), None);
+    assert_eq!(g.update_util(0, 0, 17 * MS, 0, &|_| cfs(0)), None);
     // 45% busy: 0.5 GHz + 45% of 2.5 GHz = 1.625 GHz, the closest OPP (RELATION_C).
     let times = |_| CpuTimes {
         idle_ns: 4_400 * US,
@@ -865,7 +888,7 @@ fn ondemand_stays_at_max_sampling_down_factor_periods() {
     let mut g = dbs_governor(GovernorKind::Ondemand, p, &t, &env());
     assert_eq!(sample(&mut g, 8 * MS, &[0]), Some(3_000_000));
     // Next sample 4 × 8 ms later.
-    assert_eq!(g.update_util(0, 39_999 * US, 0, &|_| cfs(0)), None);
+    assert_eq!(g.update_util(0, 0, 39_999 * US, 0, &|_| cfs(0)), None);
     assert_eq!(sample(&mut g, 40 * MS, &[32 * MS]), Some(500_000));
     // Below the threshold rate_mult is back to 1.
     assert_eq!(sample(&mut g, 48 * MS, &[32 * MS]), Some(3_000_000));
@@ -887,7 +910,7 @@ fn ondemand_load_is_the_busiest_cpu_of_the_policy() {
 fn ondemand_counts_iowait_as_busy_only_with_io_is_busy() {
     let run = |t: &Tunables| {
         let mut g = dbs_governor(GovernorKind::Ondemand, policy(&[0], &OD_OPPS), t, &env());
-        g.update_util(0, 8 * MS, 0, &|_| cfs(0));
+        g.update_util(0, 0, 8 * MS, 0, &|_| cfs(0));
         let all_iowait = |_| CpuTimes {
             iowait_ns: 8 * MS,
             ..CpuTimes::default()
@@ -903,7 +926,7 @@ fn ondemand_counts_iowait_as_busy_only_with_io_is_busy() {
     let mut t = Tunables::default();
     t.set("ignore_nice_load", "1").unwrap();
     let mut g = dbs_governor(GovernorKind::Ondemand, policy(&[0], &OD_OPPS), &t, &env());
-    g.update_util(0, 8 * MS, 0, &|_| cfs(0));
+    g.update_util(0, 0, 8 * MS, 0, &|_| cfs(0));
     let all_nice = |_| CpuTimes {
         nice_ns: 8 * MS,
         ..CpuTimes::default()
@@ -984,4 +1007,122 @@ fn conservative_lowers_one_step_per_idle_period_and_waits_sampling_down_factor()
     assert_eq!(sample(&mut g, 16 * MS, &[16 * MS]), Some(1_900_000));
     assert_eq!(sample(&mut g, 24 * MS, &[24 * MS]), None);
     assert_eq!(sample(&mut g, 32 * MS, &[32 * MS]), Some(1_800_000));
+}
+
+/// Two single-CPU policies of `opps`; `any_cpu` is the driver's `dvfs_possible_from_any_cpu`.
+fn two_policies(opps: &[u32], any_cpu: bool) -> Policies {
+    let mut list = vec![policy(&[0], opps), policy(&[1], opps)];
+    for p in &mut list {
+        p.dvfs_possible_from_any_cpu = any_cpu;
+    }
+    policies(list)
+}
+
+#[test]
+fn a_dbs_hook_on_another_cpu_counts_only_if_the_driver_allows_any_cpu() {
+    // cpufreq_this_cpu_can_update(): intel_cpufreq and acpi-cpufreq leave
+    // dvfs_possible_from_any_cpu unset, so CPU 0 updating CPU 1's rq (a remote enqueue, the
+    // nohz idle balancer's blocked-load update) queues no sample for CPU 1's policy.
+    let started = |kind, any_cpu| {
+        let mut g = Cpufreq::new(
+            kind,
+            two_policies(&OD_OPPS, any_cpu),
+            &Tunables::default(),
+            &env(),
+        )
+        .unwrap();
+        g.start(0, &|_| CpuTimes::default());
+        g
+    };
+    for kind in [GovernorKind::Ondemand, GovernorKind::Conservative] {
+        let mut g = started(kind, false);
+        assert_eq!(g.update_util(1, 0, MS, 0, &|_| cfs(0)), None, "{kind:?}");
+        // CPU 1 itself samples; the work runs on the CPU that queued it.
+        assert_eq!(
+            g.update_util(1, 1, MS, 0, &|_| cfs(0)),
+            Some(Action::QueueWork { policy: 1, cpu: 1 })
+        );
+        // cpufreq-dt, scpi, scmi, qcom-cpufreq-hw: any CPU may.
+        let mut g = started(kind, true);
+        assert_eq!(
+            g.update_util(1, 0, MS, 0, &|_| cfs(0)),
+            Some(Action::QueueWork { policy: 1, cpu: 0 })
+        );
+    }
+}
+
+#[test]
+fn a_schedutil_hook_on_another_cpu_keeps_the_boost_and_evaluates_nothing() {
+    let mut s = Sugov::new(
+        two_policies(&BOOST_OPPS, false),
+        &with_rate_limit(1000),
+        &env(),
+    );
+    let idle = |_| cfs(0);
+    // CPU 0 enqueues an iowait task on CPU 1: sugov_iowait_boost() and last_update run
+    // before sugov_should_update_freq() refuses the remote CPU, so nothing is evaluated…
+    assert_eq!(
+        switched(s.update_util(1, 0, MS, SCHED_CPUFREQ_IOWAIT, &idle)),
+        None
+    );
+    assert_eq!(s.policies().get(1).cur_khz, 1_024_000);
+    // …and CPU 1's next call of its own applies the pending boost (128 → 160 MHz).
+    assert_eq!(
+        switched(s.update_util(1, 1, 2 * MS, 0, &idle)),
+        Some(160_000)
+    );
+    // With a driver that allows any CPU the remote call evaluates at once.
+    let mut s = Sugov::new(
+        two_policies(&BOOST_OPPS, true),
+        &with_rate_limit(1000),
+        &env(),
+    );
+    assert_eq!(
+        switched(s.update_util(1, 0, MS, SCHED_CPUFREQ_IOWAIT, &idle)),
+        Some(160_000)
+    );
+}
+
+#[test]
+fn a_policy_starts_where_cpufreq_start_khz_says() {
+    let p = policy(&[0], &fine_opps());
+    // idle: each governor's own idle frequency.
+    let idle = |g| p.start_freq(StartFreq::Idle, g);
+    assert_eq!(idle(GovernorKind::Performance), 2_000_000);
+    assert_eq!(idle(GovernorKind::Powersave), 1_000_000);
+    assert_eq!(idle(GovernorKind::Conservative), 1_000_000);
+    // min, max, or the highest OPP at or below a kHz value, whatever the governor.
+    for g in [GovernorKind::Schedutil, GovernorKind::Conservative] {
+        assert_eq!(p.start_freq(StartFreq::Max, g), 2_000_000);
+        assert_eq!(p.start_freq(StartFreq::Min, g), 1_000_000);
+        assert_eq!(p.start_freq(StartFreq::Khz(1_450_000), g), 1_400_000);
+        assert_eq!(p.start_freq(StartFreq::Khz(900_000), g), 1_000_000);
+        assert_eq!(p.start_freq(StartFreq::Khz(9_000_000), g), 2_000_000);
+    }
+    // Without a frequency table (intel_cpufreq) too: policy->cur is a P-state.
+    let mut x86 = policy(&[0], &fine_opps());
+    x86.freq_table = false;
+    assert_eq!(
+        x86.start_freq(StartFreq::Khz(1_450_000), GovernorKind::Ondemand),
+        1_400_000
+    );
+    assert_eq!(StartFreq::parse("max"), Some(StartFreq::Max));
+    assert_eq!(StartFreq::parse("1800000"), Some(StartFreq::Khz(1_800_000)));
+    assert_eq!(StartFreq::parse("0"), None);
+}
+
+#[test]
+fn conservative_starts_from_policy_cur_and_keeps_a_middling_load_there() {
+    // cs_start(): requested_freq = policy->cur. A load between down_threshold (20) and
+    // up_threshold (80) changes nothing, so where it starts is where it stays.
+    for start in [1_000_000, 2_000_000] {
+        let mut p = policy(&[0], &fine_opps());
+        p.cur_khz = start;
+        let mut g = dbs_governor(GovernorKind::Conservative, p, &Tunables::default(), &env());
+        for i in 1..=10 {
+            // 50% busy in every sampling period.
+            assert_eq!(sample(&mut g, i * 8 * MS, &[i * 4 * MS]), None);
+        }
+        assert_eq!(g.policies().get(0).cur_khz, start);
+    }
 }

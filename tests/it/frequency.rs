@@ -178,19 +178,26 @@ fn seed_004_iowait_boost_and_the_less_aggressive_call_sites() {
     assert!(la_boost < 0.9 * boost);
 }
 
-fn pids_per_sec(governor: &str) -> f64 {
+/// Seed 003's test 1 as `seed003-forkloop-governors` runs it: the fork loop on x86-4c8t, in
+/// user.slice, under teo, for the seed's couple of seconds, with `sets` (and seed `seed`).
+fn pids_per_sec(sets: &[&str], seed: u64) -> f64 {
     let a = schedlab::gen::ForkloopArgs {
         parent_us: 80,
         child_us: 180,
         runtime: 2,
-        taskgroup: None,
+        taskgroup: Some("/user.slice".into()),
+        cpus: Vec::new(),
     };
     let json = schedlab::gen::forkloop(&a).to_string();
-    let r = run_json(
+    let mut all = vec!["cpuidle.governor=teo"];
+    all.extend_from_slice(sets);
+    let r = run_full(
         "x86-4c8t",
         &json,
         2 * S,
-        &[&format!("cpufreq.governor={governor}")],
+        &all,
+        seed,
+        &schedlab::Outputs::default(),
     );
     r.workload_metrics.unwrap()["pids_per_sec"]
         .as_f64()
@@ -198,32 +205,27 @@ fn pids_per_sec(governor: &str) -> f64 {
 }
 
 #[test]
-fn seed_003_governors_on_a_fork_loop() {
-    // 003_5097063a106228c6.txt, test 1: performance best, ondemand and conservative in
-    // between, powersave ~2.4x slower, schedutil near powersave (no invariance, every CPU's
-    // busy fraction below schedutil's 80% tipping point: each evaluation it may make lowers
-    // the frequency; the busy hold keeps it from going all the way down).
-    let perf = pids_per_sec("performance");
-    let save = pids_per_sec("powersave");
-    let ondemand = pids_per_sec("ondemand");
-    let conservative = pids_per_sec("conservative");
-    let schedutil = pids_per_sec("schedutil");
-    assert!(
-        (perf / save - 2.4).abs() < 0.2,
-        "performance/powersave {}",
-        perf / save
-    );
-    assert!(
-        ondemand > 1.2 * save && ondemand < 0.9 * perf,
-        "ondemand {ondemand}"
-    );
-    assert!(
-        conservative >= save && conservative <= perf * 1.001,
-        "conservative {conservative}"
-    );
-    assert!(
-        schedutil >= save && schedutil < 1.3 * save,
-        "schedutil {schedutil} vs powersave {save}"
-    );
-    assert!(schedutil < ondemand);
+fn seed_003_governor_order_on_a_fork_loop() {
+    // 003_5097063a106228c6.txt, Ubuntu 20.04 test 1 (PIDs/s): performance 3283, ondemand 2488,
+    // conservative 2244, powersave 1461; conservative 1.54 times powersave. Conservative ran
+    // right after performance (the tables' order), so it starts at the highest P-state
+    // (cs_start(): requested_freq = policy->cur) and keeps a load between its thresholds
+    // there; from the lowest it could not leave it (no CPU is 80% busy over a sampling
+    // period). The order holds for every seed, not only on average.
+    for seed in 0..2 {
+        let perf = pids_per_sec(&["cpufreq.governor=performance"], seed);
+        let save = pids_per_sec(&["cpufreq.governor=powersave"], seed);
+        let ondemand = pids_per_sec(&["cpufreq.governor=ondemand"], seed);
+        let conservative = pids_per_sec(
+            &["cpufreq.governor=conservative", "cpufreq.start_khz=max"],
+            seed,
+        );
+        let order = format!(
+            "seed {seed}: performance {perf}, ondemand {ondemand}, conservative \
+             {conservative}, powersave {save}"
+        );
+        assert!(perf > ondemand && ondemand > save, "{order}");
+        assert!(perf > conservative && conservative > save, "{order}");
+        assert!(conservative >= 1.2 * save, "{order}");
+    }
 }

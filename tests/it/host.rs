@@ -153,6 +153,7 @@ fn the_biglittle_snapshot_gives_its_clusters_opps_and_idle_states() {
     for d in &p.freq_domains {
         assert_eq!(d.transition_latency_ns, 40_000);
         assert!(!d.fast_switch, "cpufreq-dt");
+        assert!(d.dvfs_possible_from_any_cpu, "cpufreq-dt");
     }
     // Three states (WFI 1/1, cpu-sleep 250/900, cluster-sleep 500/2000 us); CPU 5's
     // deepest is disabled.
@@ -202,6 +203,22 @@ fn copy_dir(from: &Path, to: &Path) {
         } else {
             std::fs::copy(e.path(), &dst).unwrap();
         }
+    }
+}
+
+#[test]
+fn an_x86_driver_takes_requests_from_the_policys_cpus_only() {
+    // intel_cpufreq and acpi-cpufreq leave policy->dvfs_possible_from_any_cpu unset, so a
+    // governor's hook run for another CPU's rq is ignored (cpufreq_this_cpu_can_update()).
+    for driver in ["intel_cpufreq", "acpi-cpufreq"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("m");
+        copy_dir(&data("biglittle"), &root);
+        let policy0 = root.join("sys/devices/system/cpu/cpufreq/policy0/scaling_driver");
+        std::fs::write(policy0, format!("{driver}\n")).unwrap();
+        let (p, _) = platform_of(&root, tmp.path());
+        assert!(!p.freq_domains[0].dvfs_possible_from_any_cpu, "{driver}");
+        assert!(p.freq_domains[1].dvfs_possible_from_any_cpu, "cpufreq-dt");
     }
 }
 

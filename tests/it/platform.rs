@@ -377,6 +377,13 @@ fn other_rules_are_enforced() {
              { name = \"shallow\", power_mw = 5, exit_latency_ns = 1 }]\n",
             "cpus[0].idle_states[1].exit_latency_ns",
         ),
+        // A state's typical exit cannot be longer than its declared worst case.
+        (
+            "llc = 0\n",
+            "llc = 0\nidle_states = [{ name = \"deep\", power_mw = 0, exit_latency_ns = 900, \
+             typical_exit_ns = 901 }]\n",
+            "cpus[0].idle_states[0].typical_exit_ns",
+        ),
     ];
     for (from, to, place) in cases {
         assert_eq!(key_path(&broken(from, to).place), place, "{from} -> {to}");
@@ -444,10 +451,12 @@ fn describe_shows_the_platform() {
         .unwrap()
         .describe()
         .contains("CONFIG_HZ: 100"));
-    assert!(preset("x86-4c8t")
-        .unwrap()
-        .describe()
-        .contains("Frequency invariance: no"));
+    let x86 = preset("x86-4c8t").unwrap().describe();
+    assert!(x86.contains("Frequency invariance: no"));
+    assert!(
+        x86.contains("C6 25 mW exit 104 us (typical 72 us)"),
+        "{x86}"
+    );
 }
 
 #[test]

@@ -778,6 +778,9 @@ impl Facts {
                     latency_ns: p.latency_ns,
                     fast_switch: p.driver.as_deref() != Some("cpufreq-dt"),
                     freq_table: table,
+                    // Neither sets policy->dvfs_possible_from_any_cpu (cpufreq-dt, scmi, scpi,
+                    // qcom-cpufreq-hw and the other SoC drivers do).
+                    any_cpu: !matches!(p.driver.as_deref(), Some("intel_cpufreq" | "acpi-cpufreq")),
                 }
             })
             .collect();
@@ -796,6 +799,7 @@ impl Facts {
                 latency_ns: None,
                 fast_switch: true,
                 freq_table: true,
+                any_cpu: true,
             });
         }
         out
@@ -927,6 +931,12 @@ impl Facts {
                     "freq_table = false  # no scaling_available_frequencies: no frequency table"
                 );
             }
+            if !d.any_cpu {
+                let _ = writeln!(
+                    o,
+                    "dvfs_possible_from_any_cpu = false  # the driver takes requests from the policy's CPUs only"
+                );
+            }
             let _ = writeln!(o, "# power unknown: 0 mW");
             let _ = writeln!(o, "opps = [");
             for khz in &d.khz {
@@ -945,6 +955,8 @@ struct Domain {
     latency_ns: Option<u64>,
     fast_switch: bool,
     freq_table: bool,
+    /// `policy->dvfs_possible_from_any_cpu`.
+    any_cpu: bool,
 }
 
 /// The highest-level data or unified cache of a CPU.

@@ -8,9 +8,7 @@
 //! so a wakeup that preempts takes effect at the same nanosecond (an IPI without delay).
 
 use super::cgroup::{Cgroups, ROOT};
-use super::cpufreq::{
-    uclamp_rq_util_with, CpuUtil, Cpufreq, Env, GovernorKind, Policies, Relation,
-};
+use super::cpufreq::{uclamp_rq_util_with, CpuUtil, Cpufreq, Env, GovernorKind, Policies};
 use super::cpuidle::{CpuidleDevice, Residency};
 use super::deadline::DlEntity;
 use super::fair::{Fair, LoadWeight, Preempt, QueueFlags};
@@ -134,6 +132,12 @@ pub struct Kernel {
     /// The CPU doing the enqueue of `try_to_wake_up()` (the waker, or the target through
     /// its wake list): it pays for the enqueue's work.
     ttwu_cpu: Option<usize>,
+    /// `smp_processor_id()`: the CPU running the kernel path being simulated. Each event sets
+    /// it to the CPU it happens on ([`Kernel::handle`]); a path that runs elsewhere sets it
+    /// for its span: a remote `schedule()`, a wake list's enqueue (the target), the nohz idle
+    /// balancer's work (the kicked CPU), an RT push (the overloaded CPU). The cpufreq hook
+    /// compares it with the policy of the rq it updates (`cpufreq_this_cpu_can_update()`).
+    pub(super) this_cpu: usize,
     pub(super) cpufreq: Cpufreq,
     /// uclamp sysctls, static key and switches.
     pub uclamp: UclampSys,
@@ -215,20 +219,14 @@ impl Kernel {
                     e,
                 )
             })?;
-        // A run starts on a machine that has been idle: each policy at the frequency its
-        // governor holds idle CPUs at: performance the highest; powersave `policy->min`;
-        // schedutil and the sampling governors the lowest *efficient* OPP (their idle request
-        // resolves with an `E` relation, which skips the energy model's inefficient OPPs), as
-        // a quiet board is when a test starts.
+        // The governor starts with the run, each policy at `policy->cur` as
+        // `cpufreq.start_khz` says (by default the governor's idle frequency, as a quiet board
+        // is when a test starts; see `StartFreq`).
         for (i, d) in platform.freq_domains.iter().enumerate() {
             let p = policies.get_mut(i);
             p.fast_switch = d.fast_switch;
             p.freq_table = d.freq_table;
-            p.cur_khz = match variant.governor {
-                GovernorKind::Performance => p.resolve(p.max_khz, Relation::H),
-                GovernorKind::Powersave => p.resolve(p.min_khz, Relation::L),
-                _ => p.resolve(p.min_khz, Relation::LE),
-            };
+            p.cur_khz = p.start_freq(variant.cpufreq_start, variant.governor);
         }
         let boot_opp: Vec<usize> = platform
             .freq_domains
@@ -344,6 +342,7 @@ impl Kernel {
             fair: Fair::new(n, &variant),
             lb,
             ttwu_cpu: None,
+            this_cpu: 0,
             user: UserSpace::new(&workload),
             costs,
             memory,
@@ -621,6 +620,9 @@ impl Kernel {
         q: &mut EventQueue<Event>,
     ) {
         let parent_cpu = parent.map_or(0, |p| self.tasks[p].cpu);
+        // The parent's CPU enqueues the child on the CPU fork balancing chose, remote or not
+        // (no wake list for a new task).
+        debug_assert_eq!(parent_cpu, self.this_cpu, "a fork runs on the parent's CPU");
         let cpu = self.select_task_rq(t, parent_cpu, parent_cpu, true, false, now);
         let se = self.tasks[t].se;
         // task_fork_fair() runs against the parent's queue, then the child moves.
@@ -1494,7 +1496,14 @@ impl Kernel {
             self.send_ipi(waker_cpu, cpu, now, Some(t));
         }
         let was_resched = self.rqs[cpu].need_resched;
-        self.ttwu_cpu = Some(if wakelist { cpu } else { waker_cpu });
+        debug_assert_eq!(
+            waker_cpu, self.this_cpu,
+            "a wake-up runs on its waker's CPU"
+        );
+        let enqueuer = if wakelist { cpu } else { waker_cpu };
+        self.ttwu_cpu = Some(enqueuer);
+        // sched_ttwu_pending() runs on the target, in the IPI's handler.
+        self.this_cpu = enqueuer;
         self.enqueue_task(
             t,
             cpu,
@@ -1508,6 +1517,7 @@ impl Kernel {
             q,
         );
         self.ttwu_cpu = None;
+        self.this_cpu = waker_cpu;
         self.ttwu_avg_idle(cpu, now);
         // The task leaves iowait when it runs again (io_schedule_finish); the enqueue above
         // still saw it in iowait.
@@ -1986,6 +1996,11 @@ impl Kernel {
     /// The nohz idle balancer's blocked-load update (`NOHZ_STATS_KICK`): every
     /// `LOAD_AVG_PERIOD` ms while some idle CPU still has PELT signals to decay.
     pub(super) fn nohz_stats(&mut self, now: Time, q: &mut EventQueue<Event>) {
+        // The kicked idle CPU (find_new_ilb()) updates every idle CPU's rq, its own included:
+        // on the others' policies its hook counts only if the driver allows any CPU.
+        if let Some(ilb) = self.find_new_ilb(None) {
+            self.this_cpu = ilb;
+        }
         let mut pending = false;
         for cpu in 0..self.rqs.len() {
             if self.rqs[cpu].curr.is_none() && self.has_blocked(cpu) {
@@ -2050,6 +2065,8 @@ impl Kernel {
             .position(|&w| w != 0)
             .map(|i| i * 64 + self.resched_mask[i].trailing_zeros() as usize)
         {
+            // A remote CPU's reschedule is its own schedule(), after the IPI.
+            self.this_cpu = cpu;
             self.schedule(cpu, now, q);
         }
         #[cfg(debug_assertions)]
@@ -2076,6 +2093,30 @@ impl Kernel {
     }
 }
 
+impl Kernel {
+    /// The CPU `event` happens on, `smp_processor_id()` as its handler starts.
+    fn event_cpu(&self, event: &Event) -> usize {
+        match *event {
+            Event::Tick { cpu, .. }
+            | Event::WorkDone { cpu, .. }
+            | Event::IdleTick { cpu, .. }
+            | Event::IdleExit { cpu, .. } => cpu,
+            // The sleep's hrtimer (or the I/O's interrupt) fires on the CPU the task slept on;
+            // the deadline timer on the CPU the task ran out on.
+            Event::Wake { task, .. } | Event::DlReplenish { task, .. } => self.tasks[task].cpu,
+            // rt-app's main process (its trace lines are on CPU 0) creates the initial threads;
+            // a timed write's writer is not simulated and is taken to run there too. The RT
+            // period timer and the cpufreq work call no hook; the nohz idle balancer picks its
+            // CPU when it runs (`nohz_stats`).
+            Event::NohzStats
+            | Event::Spawn { .. }
+            | Event::AdminWrite { .. }
+            | Event::RtPeriod
+            | Event::CpufreqWork { .. } => 0,
+        }
+    }
+}
+
 impl Model for Kernel {
     type Event = Event;
 
@@ -2084,6 +2125,7 @@ impl Model for Kernel {
     }
 
     fn handle(&mut self, now: Time, event: Event, q: &mut EventQueue<Event>) -> bool {
+        self.this_cpu = self.event_cpu(&event);
         match event {
             Event::Spawn { task } => self.wake_up_new_task(task, None, now, q),
             Event::Tick { cpu, gen } => {

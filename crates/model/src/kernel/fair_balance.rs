@@ -1077,15 +1077,20 @@ impl Kernel {
         if !kick {
             return;
         }
-        // find_new_ilb(): the first idle CPU of the nohz mask.
-        let ilb = self
-            .lb
+        if let Some(ilb) = self.find_new_ilb(Some(cpu)) {
+            // The kicked CPU balances for the idle ones (smp_processor_id() is ilb there).
+            let kicker = std::mem::replace(&mut self.this_cpu, ilb);
+            self.nohz_idle_balance(ilb, now, q);
+            self.this_cpu = kicker;
+        }
+    }
+
+    /// `find_new_ilb()`: the first idle CPU of the nohz mask other than the kicking one.
+    pub(super) fn find_new_ilb(&self, kicker: Option<usize>) -> Option<usize> {
+        self.lb
             .nohz_idle
             .iter()
-            .find(|&c| c != cpu && self.cpu_idle(c));
-        if let Some(ilb) = ilb {
-            self.nohz_idle_balance(ilb, now, q);
-        }
+            .find(|&c| Some(c) != kicker && self.cpu_idle(c))
     }
 
     /// `_nohz_idle_balance()` on the kicked CPU `ilb` (at once: the IPI's delay is not

@@ -6,6 +6,7 @@
 use super::core::{Event, Kernel};
 use super::cpuidle::{cluster_state, IdleInput};
 use crate::kernel::tracepoint::{TraceEvent, PWR_EVENT_EXIT};
+use crate::platform::IdleState;
 use schedlab_base::sim::{EventQueue, Time};
 
 /// `KTIME_MAX`: the sleep length of a CPU without timers.
@@ -22,9 +23,21 @@ const DEFAULT_IDLE_STATE: u32 = 1;
 const WATCHDOG_PERIOD_NS: u64 = 4_000_000_000;
 
 impl Kernel {
-    /// How long a wake-up of `cpu` takes to get it running: the exit latency of the state it
-    /// is in, or of its cluster's state if deeper (0 when the CPU is not idle).
+    /// The declared exit latency of the state idle `cpu` is in, or of its cluster's state if
+    /// deeper (0 when the CPU is not idle): what the kernel reads (`idle_get_state()`'s
+    /// `exit_latency`), the worst case.
     pub fn idle_exit_latency_ns(&self, cpu: usize) -> u64 {
+        self.idle_exit(cpu, |s| s.exit_latency_ns)
+    }
+
+    /// How long a wake-up of `cpu` takes to get it running: the exit its state (or its
+    /// cluster's, if longer) pays (`IdleState::exit_paid_ns`: the typical exit where the
+    /// platform gives one, else the declared latency); 0 when the CPU is not idle.
+    pub fn idle_exit_paid_ns(&self, cpu: usize) -> u64 {
+        self.idle_exit(cpu, IdleState::exit_paid_ns)
+    }
+
+    fn idle_exit(&self, cpu: usize, exit: impl Fn(&IdleState) -> u64) -> u64 {
         if self.rqs[cpu].curr.is_some() {
             return 0;
         }
@@ -34,9 +47,9 @@ impl Kernel {
         let c = &self.platform.cpus[cpu];
         let d = c.freq_domain;
         let cluster = self.domains[d].res.state().map_or(0, |k| {
-            self.platform.freq_domains[d].cluster_idle_states[k].exit_latency_ns
+            exit(&self.platform.freq_domains[d].cluster_idle_states[k])
         });
-        c.idle_states[s].exit_latency_ns.max(cluster)
+        exit(&c.idle_states[s]).max(cluster)
     }
 
     /// The time till `cpu`'s next timer event from `now`, the tick left out
@@ -175,7 +188,7 @@ impl Kernel {
         // The exit starts when the interrupt that brought the task arrives (an IPI may
         // still be on its way).
         let start = now.max(rq.irq_arrival);
-        let until = start + self.idle_exit_latency_ns(cpu);
+        let until = start + self.idle_exit_paid_ns(cpu);
         self.cpuidle[cpu].exiting = Some((start, until));
         if until == now {
             return false;

@@ -211,7 +211,10 @@ impl Kernel {
             };
             let prio = self.tasks[t].prio();
             if (prio as usize) < rt_prio(self) && prio >= self.tasks[curr].prio() {
+                // RT_PUSH_IPI: the overloaded CPU pushes the task, in its irq_work.
+                let puller = std::mem::replace(&mut self.this_cpu, src);
                 self.move_queued_task(t, cpu, now, q);
+                self.this_cpu = puller;
             }
         }
     }

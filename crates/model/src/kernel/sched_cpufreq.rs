@@ -81,7 +81,7 @@ impl Kernel {
         self.rqs[cpu].times = acc;
     }
 
-    /// `cpufreq_update_util(rq, flags)` on `cpu`.
+    /// `cpufreq_update_util(rq, flags)` for `cpu`'s rq, run on `self.this_cpu`.
     pub(super) fn cpufreq_update_util(
         &mut self,
         cpu: usize,
@@ -92,9 +92,10 @@ impl Kernel {
         let (rqs, fair, platform) = (&self.rqs, &self.fair, &self.platform);
         // uclamp_is_used(): the static key (always false without CONFIG_UCLAMP_TASK).
         let used = self.variant.uclamp_task && self.uclamp.active();
-        let action = self
-            .cpufreq
-            .update_util(cpu, now, flags, &|c| cpu_util(rqs, fair, platform, used, c));
+        let local = self.this_cpu;
+        let action = self.cpufreq.update_util(cpu, local, now, flags, &|c| {
+            cpu_util(rqs, fair, platform, used, c)
+        });
         self.cpufreq_action(action, now, q);
     }
 

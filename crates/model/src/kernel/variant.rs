@@ -3,7 +3,7 @@
 //! here only; `--set KEY=VALUE` and experiment files write them through `Variant::set`, which
 //! validates the value and names what it expected.
 
-use super::cpufreq::{GovernorKind, Tunables};
+use super::cpufreq::{GovernorKind, StartFreq, Tunables};
 use super::cpuidle::CpuidleGovernor;
 use super::uclamp::{RtSync, StaticKeyMode, Sysctl, TgRestrict};
 use crate::platform::{Costs, MachineField, Memory, Platform, COST_FIELDS, MEMORY_FIELDS};
@@ -203,6 +203,8 @@ pub struct Variant {
     pub governor: GovernorKind,
     /// `cpufreq.<tunable>`: the governors' sysfs tunables.
     pub cpufreq: Tunables,
+    /// `cpufreq.start_khz`: `policy->cur` when the governor starts (the run's start).
+    pub cpufreq_start: StartFreq,
     /// `cpuidle.governor`: the idle governor of every CPU (menu, as v6.1's default on
     /// tickless kernels).
     pub cpuidle_governor: CpuidleGovernor,
@@ -309,6 +311,7 @@ impl Default for Variant {
             fair_group_sched: true,
             governor: GovernorKind::Schedutil,
             cpufreq: Tunables::default(),
+            cpufreq_start: StartFreq::Idle,
             cpuidle_governor: CpuidleGovernor::Menu,
             hz: 250,
             energy_model: true,
@@ -476,6 +479,7 @@ pub struct SwitchInfo {
 
 const GOVERNOR_KEY: &str = "cpufreq.governor";
 const CPUIDLE_GOVERNOR_KEY: &str = "cpuidle.governor";
+const START_KEY: &str = "cpufreq.start_khz";
 const FREQ_INVARIANCE_KEY: &str = "variant.freq_invariance";
 const UPDATE_SITES_KEY: &str = "variant.cpufreq_update_sites";
 const RT_SYNC_KEY: &str = "variant.uclamp_rt_sync";
@@ -528,11 +532,12 @@ fn choice(default: &str, names: &[&str], meaning: &str) -> (String, &'static str
     )
 }
 
-/// Every switch `--set` takes, with its default (mainline v6.1 on juno-r0), type, values and
-/// meaning: the one list `schedlab switches` prints and the README's table is checked against.
-pub fn switches() -> Vec<SwitchInfo> {
-    let d = Variant::default();
-    let mut out: Vec<(String, (String, &'static str, String, String))> = vec![
+/// A switch's key and its default, type, values and meaning.
+type SwitchRow = (String, (String, &'static str, String, String));
+
+/// The switches that choose a mechanism, and the governor's start.
+fn choice_switches(d: &Variant) -> Vec<SwitchRow> {
+    let mut out: Vec<SwitchRow> = vec![
         (
             GOVERNOR_KEY.into(),
             choice(
@@ -607,6 +612,22 @@ pub fn switches() -> Vec<SwitchInfo> {
             ),
         ),
     ];
+    out.push((
+        START_KEY.into(),
+        (
+            d.cpufreq_start.name(),
+            "string",
+            StartFreq::EXPECTED.into(),
+            "policy->cur when the governor starts: its own idle frequency, cpuinfo's min or max (a \
+             governor switched to after performance), or the highest OPP at or below a kHz value"
+                .into(),
+        ),
+    ));
+    out
+}
+
+/// The governors' tunables, the uclamp sysctls and the cgroup files.
+fn file_switches(d: &Variant, out: &mut Vec<SwitchRow>) {
     for k in Tunables::KEYS {
         out.push((
             format!("cpufreq.{k}"),
@@ -661,6 +682,10 @@ pub fn switches() -> Vec<SwitchInfo> {
             (default.into(), "string", range.into(), meaning.into()),
         ));
     }
+}
+
+/// The knobs, and the platform's cost and memory fields.
+fn knob_switches(d: &Variant, out: &mut Vec<SwitchRow>) {
     for k in KNOBS {
         let (kind, range) = match k.kind {
             Kind::Bool => ("bool", "true, false".to_string()),
@@ -685,6 +710,15 @@ pub fn switches() -> Vec<SwitchInfo> {
             ));
         }
     }
+}
+
+/// Every switch `--set` takes, with its default (mainline v6.1 on juno-r0), type, values and
+/// meaning: the one list `schedlab switches` prints and the README's table is checked against.
+pub fn switches() -> Vec<SwitchInfo> {
+    let d = Variant::default();
+    let mut out = choice_switches(&d);
+    file_switches(&d, &mut out);
+    knob_switches(&d, &mut out);
     out.into_iter()
         .map(|(key, (default, kind, range, meaning))| SwitchInfo {
             key,
@@ -724,6 +758,11 @@ impl Variant {
         if key == CPUIDLE_GOVERNOR_KEY {
             self.cpuidle_governor = CpuidleGovernor::parse(raw)
                 .ok_or_else(|| bad(format!("one of {}", CpuidleGovernor::NAMES.join(", "))))?;
+            return Ok(());
+        }
+        if key == START_KEY {
+            self.cpufreq_start =
+                StartFreq::parse(raw).ok_or_else(|| bad(StartFreq::EXPECTED.into()))?;
             return Ok(());
         }
         if let Some(tunable) = key.strip_prefix("cpufreq.") {
@@ -988,6 +1027,10 @@ impl Variant {
             CPUIDLE_GOVERNOR_KEY.to_string(),
             Value::from(self.cpuidle_governor.name()),
         );
+        m.insert(
+            START_KEY.to_string(),
+            Value::from(self.cpufreq_start.name()),
+        );
         for k in Tunables::KEYS {
             let v = self.cpufreq.get(k).unwrap_or_default();
             m.insert(format!("cpufreq.{k}"), Value::from(v));
@@ -1077,6 +1120,13 @@ mod tests {
         v.set("cpufreq.rate_limit_us", "200", "--set").unwrap();
         assert_eq!(v.cpufreq.rate_limit_us, Some(200));
         assert!(v.set("cpufreq.rate_limit_us", "-3", "--set").is_err());
+        assert_eq!(v.cpufreq_start, StartFreq::Idle);
+        v.set("cpufreq.start_khz", "max", "--set").unwrap();
+        assert_eq!(v.cpufreq_start, StartFreq::Max);
+        v.set("cpufreq.start_khz", "1800000", "--set").unwrap();
+        assert_eq!(v.cpufreq_start, StartFreq::Khz(1_800_000));
+        assert!(v.set("cpufreq.start_khz", "0", "--set").is_err());
+        assert!(v.set("cpufreq.start_khz", "boot", "--set").is_err());
     }
 
     #[test]
@@ -1084,7 +1134,7 @@ mod tests {
         let j = Variant::default().to_json();
         assert_eq!(
             j.as_object().unwrap().len(),
-            KNOBS.len() + 6 + Tunables::KEYS.len()
+            KNOBS.len() + 7 + Tunables::KEYS.len()
         );
         assert_eq!(j["config.HZ"], 250);
     }

@@ -366,10 +366,15 @@ fn domain(at: &At, with_cpus: bool) -> Result<FreqDomain, InputError> {
         "transition_delay_us",
         "fast_switch",
         "freq_table",
+        "dvfs_possible_from_any_cpu",
         "cluster_idle_states",
         "cpus",
     ];
-    let keys = if with_cpus { KEYS } else { &KEYS[..6] };
+    let keys = if with_cpus {
+        KEYS
+    } else {
+        &KEYS[..KEYS.len() - 1]
+    };
     let t = at.table(keys, "of a cpufreq policy's fields")?;
     let cpus = if with_cpus {
         t.req("cpus", DOMAIN_CPUS)?
@@ -396,6 +401,7 @@ fn domain(at: &At, with_cpus: bool) -> Result<FreqDomain, InputError> {
         transition_delay_us,
         fast_switch: flag("fast_switch")?,
         freq_table: flag("freq_table")?,
+        dvfs_possible_from_any_cpu: flag("dvfs_possible_from_any_cpu")?,
         cluster_idle_states,
     })
 }
@@ -422,6 +428,7 @@ fn idle_state(at: &At) -> Result<IdleState, InputError> {
             "exit_latency_ns",
             "target_residency_ns",
             "polling",
+            "typical_exit_ns",
         ],
         "of an idle state's fields",
     )?;
@@ -434,6 +441,9 @@ fn idle_state(at: &At) -> Result<IdleState, InputError> {
             .get("target_residency_ns")
             .map_or(Ok(exit_latency_ns), |at| at.int(RESIDENCY))?,
         polling: t.get("polling").map_or(Ok(false), |at| at.bool(BOOL))?,
+        typical_exit_ns: optional(&t, "typical_exit_ns")
+            .map(|at| at.int(EXIT_LATENCY))
+            .transpose()?,
     })
 }
 
@@ -538,50 +548,9 @@ fn validate(p: &Platform, file: &str) -> Result<(), InputError> {
         }
     }
 
-    for (i, cpu) in p.cpus.iter().enumerate() {
-        let at = |field: &str| format!("cpus[{i}].{field}");
-        if !(1..=SCHED_CAPACITY_SCALE).contains(&cpu.capacity_orig) {
-            return fail(
-                at("capacity_orig"),
-                CAPACITY.into(),
-                cpu.capacity_orig.to_string(),
-            );
-        }
-        let Some(domain) = p.freq_domains.get(cpu.freq_domain) else {
-            let expected = format!(
-                "the index of one of the {nr_domains} frequency domains (0 to {})",
-                nr_domains - 1
-            );
-            return fail(at("freq_domain"), expected, cpu.freq_domain.to_string());
-        };
-        if !domain.cpus.contains(&i) {
-            return fail(
-                at("freq_domain"),
-                format!("a frequency domain whose cpus include CPU {i}"),
-                format!(
-                    "freq_domains[{}] with cpus {:?}",
-                    cpu.freq_domain, domain.cpus
-                ),
-            );
-        }
-        if cpu.llc >= nr_cpus {
-            return fail(
-                at("llc"),
-                format!("an LLC id below the number of CPUs ({nr_cpus})"),
-                cpu.llc.to_string(),
-            );
-        }
-        if cpu.node >= p.nr_nodes() {
-            let expected = match p.numa_distance.len() {
-                0 => "node 0 (the platform has no numa_distance table)".to_string(),
-                n => format!("a node below {n}, the rows of numa_distance"),
-            };
-            return fail(at("node"), expected, cpu.node.to_string());
-        }
-        validate_siblings(p, i, file)?;
-        validate_idle_states(&cpu.idle_states, &at("idle_states"), file)?;
+    for i in 0..nr_cpus {
+        validate_cpu(p, i, file)?;
     }
-
     let biggest = (0..nr_cpus)
         .max_by_key(|&i| (p.cpus[i].capacity_orig, std::cmp::Reverse(i)))
         .unwrap_or(0);
@@ -597,61 +566,119 @@ fn validate(p: &Platform, file: &str) -> Result<(), InputError> {
 
     validate_numa(p, file)?;
 
-    for (d, domain) in p.freq_domains.iter().enumerate() {
-        let at = |field: &str| format!("freq_domains[{d}].{field}");
-        if domain.cpus.is_empty() {
-            return fail(at("cpus"), "at least one CPU".into(), "none".into());
-        }
-        let mut seen = BTreeSet::new();
-        for (k, &c) in domain.cpus.iter().enumerate() {
-            let place = format!("freq_domains[{d}].cpus[{k}]");
-            let Some(cpu) = p.cpus.get(c) else {
-                return fail(place, format!("a CPU id below {nr_cpus}"), c.to_string());
-            };
-            if !seen.insert(c) {
-                return fail(
-                    place,
-                    "each CPU listed once".into(),
-                    format!("CPU {c} again"),
-                );
-            }
-            if cpu.freq_domain != d {
-                return fail(
-                    place,
-                    format!("a CPU whose freq_domain is {d}"),
-                    format!("CPU {c}, whose freq_domain is {}", cpu.freq_domain),
-                );
-            }
-        }
-        if domain.opps.is_empty() {
-            return fail(at("opps"), "at least one OPP".into(), "none".into());
-        }
-        for (k, opp) in domain.opps.iter().enumerate() {
-            let at = |field: &str| format!("freq_domains[{d}].opps[{k}].{field}");
-            let floor = if k == 0 {
-                0
-            } else {
-                domain.opps[k - 1].freq_khz
-            };
-            if opp.freq_khz <= floor {
-                let expected = if k == 0 {
-                    FREQ.to_string()
-                } else {
-                    format!(
-                        "a frequency above the previous OPP's {floor} kHz (OPPs ascend strictly)"
-                    )
-                };
-                return fail(at("freq_khz"), expected, opp.freq_khz.to_string());
-            }
-            check_power(opp.power_mw, at("power_mw"), file)?;
-            check_power(opp.cluster_power_mw, at("cluster_power_mw"), file)?;
-        }
-        validate_idle_states(
-            &domain.cluster_idle_states,
-            &at("cluster_idle_states"),
-            file,
-        )?;
+    for d in 0..nr_domains {
+        validate_domain(p, d, file)?;
     }
+    Ok(())
+}
+
+/// CPU `i`'s capacity, frequency domain, LLC, node, siblings and idle states.
+fn validate_cpu(p: &Platform, i: usize, file: &str) -> Result<(), InputError> {
+    let fail = |place: String, expected: String, found: String| {
+        Err(InputError::new(file, place, expected, found))
+    };
+    let (cpu, nr_cpus, nr_domains) = (&p.cpus[i], p.cpus.len(), p.freq_domains.len());
+    let at = |field: &str| format!("cpus[{i}].{field}");
+    if !(1..=SCHED_CAPACITY_SCALE).contains(&cpu.capacity_orig) {
+        return fail(
+            at("capacity_orig"),
+            CAPACITY.into(),
+            cpu.capacity_orig.to_string(),
+        );
+    }
+    let Some(domain) = p.freq_domains.get(cpu.freq_domain) else {
+        let expected = format!(
+            "the index of one of the {nr_domains} frequency domains (0 to {})",
+            nr_domains - 1
+        );
+        return fail(at("freq_domain"), expected, cpu.freq_domain.to_string());
+    };
+    if !domain.cpus.contains(&i) {
+        return fail(
+            at("freq_domain"),
+            format!("a frequency domain whose cpus include CPU {i}"),
+            format!(
+                "freq_domains[{}] with cpus {:?}",
+                cpu.freq_domain, domain.cpus
+            ),
+        );
+    }
+    if cpu.llc >= nr_cpus {
+        return fail(
+            at("llc"),
+            format!("an LLC id below the number of CPUs ({nr_cpus})"),
+            cpu.llc.to_string(),
+        );
+    }
+    if cpu.node >= p.nr_nodes() {
+        let expected = match p.numa_distance.len() {
+            0 => "node 0 (the platform has no numa_distance table)".to_string(),
+            n => format!("a node below {n}, the rows of numa_distance"),
+        };
+        return fail(at("node"), expected, cpu.node.to_string());
+    }
+    validate_siblings(p, i, file)?;
+    validate_idle_states(&cpu.idle_states, &at("idle_states"), file)?;
+    Ok(())
+}
+
+/// Frequency domain `d`'s CPUs, OPPs and cluster idle states.
+fn validate_domain(p: &Platform, d: usize, file: &str) -> Result<(), InputError> {
+    let fail = |place: String, expected: String, found: String| {
+        Err(InputError::new(file, place, expected, found))
+    };
+    let (domain, nr_cpus) = (&p.freq_domains[d], p.cpus.len());
+    let at = |field: &str| format!("freq_domains[{d}].{field}");
+    if domain.cpus.is_empty() {
+        return fail(at("cpus"), "at least one CPU".into(), "none".into());
+    }
+    let mut seen = BTreeSet::new();
+    for (k, &c) in domain.cpus.iter().enumerate() {
+        let place = format!("freq_domains[{d}].cpus[{k}]");
+        let Some(cpu) = p.cpus.get(c) else {
+            return fail(place, format!("a CPU id below {nr_cpus}"), c.to_string());
+        };
+        if !seen.insert(c) {
+            return fail(
+                place,
+                "each CPU listed once".into(),
+                format!("CPU {c} again"),
+            );
+        }
+        if cpu.freq_domain != d {
+            return fail(
+                place,
+                format!("a CPU whose freq_domain is {d}"),
+                format!("CPU {c}, whose freq_domain is {}", cpu.freq_domain),
+            );
+        }
+    }
+    if domain.opps.is_empty() {
+        return fail(at("opps"), "at least one OPP".into(), "none".into());
+    }
+    for (k, opp) in domain.opps.iter().enumerate() {
+        let at = |field: &str| format!("freq_domains[{d}].opps[{k}].{field}");
+        let floor = if k == 0 {
+            0
+        } else {
+            domain.opps[k - 1].freq_khz
+        };
+        if opp.freq_khz <= floor {
+            let expected = if k == 0 {
+                FREQ.to_string()
+            } else {
+                format!("a frequency above the previous OPP's {floor} kHz (OPPs ascend strictly)")
+            };
+            return fail(at("freq_khz"), expected, opp.freq_khz.to_string());
+        }
+        check_power(opp.power_mw, at("power_mw"), file)?;
+        check_power(opp.cluster_power_mw, at("cluster_power_mw"), file)?;
+    }
+    validate_idle_states(
+        &domain.cluster_idle_states,
+        &at("cluster_idle_states"),
+        file,
+    )?;
     Ok(())
 }
 
@@ -808,6 +835,19 @@ fn validate_idle_states(states: &[IdleState], place: &str, file: &str) -> Result
             ));
         }
         check_power(state.power_mw, at("power_mw"), file)?;
+        if let Some(typical) = state.typical_exit_ns {
+            if typical > state.exit_latency_ns {
+                return Err(InputError::new(
+                    file,
+                    at("typical_exit_ns"),
+                    format!(
+                        "at most the state's exit_latency_ns, {} (the worst case)",
+                        state.exit_latency_ns
+                    ),
+                    typical.to_string(),
+                ));
+            }
+        }
         if let Some(prev) = k.checked_sub(1).map(|j| &states[j]) {
             if state.exit_latency_ns < prev.exit_latency_ns {
                 return Err(InputError::new(

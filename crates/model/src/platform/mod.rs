@@ -49,6 +49,20 @@ pub struct IdleState {
     /// `CPUIDLE_FLAG_POLLING`: the CPU spins instead of stopping (x86's POLL state).
     #[serde(default)]
     pub polling: bool,
+    /// The exit a wake-up from this state pays on average, where `exit_latency_ns` is the
+    /// worst case the driver declares (intel_idle's tables) and the governors, PM QoS and
+    /// placement plan with. The machine's time charges this one (`IdleState::exit_paid_ns`);
+    /// unset, the declared latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typical_exit_ns: Option<u64>,
+}
+
+impl IdleState {
+    /// What a wake-up from this state waits before the CPU runs: its typical exit if the
+    /// platform gives one, else the declared exit latency.
+    pub fn exit_paid_ns(&self) -> u64 {
+        self.typical_exit_ns.unwrap_or(self.exit_latency_ns)
+    }
 }
 
 /// A cpufreq policy: CPUs that share one frequency.
@@ -72,6 +86,14 @@ pub struct FreqDomain {
     /// raw kHz).
     #[serde(default = "default_true")]
     pub freq_table: bool,
+    /// `policy->dvfs_possible_from_any_cpu`: the driver takes a frequency request from any
+    /// CPU (cpufreq-dt, scpi-cpufreq, scmi-cpufreq and qcom-cpufreq-hw set it). Without it
+    /// (intel_cpufreq, acpi-cpufreq) `cpufreq_this_cpu_can_update()` is false on a CPU outside
+    /// the policy, and the governors ignore a `cpufreq_update_util()` made there for this
+    /// policy's rqs (a remote enqueue, the nohz idle balancer's blocked-load update).
+    /// Written out only when unset, so a platform that does not say stays as it was.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub dvfs_possible_from_any_cpu: bool,
     /// Idle states of the cluster these CPUs form (shallowest first).
     #[serde(default)]
     pub cluster_idle_states: Vec<IdleState>,
@@ -146,6 +168,10 @@ pub struct Platform {
 
 fn default_true() -> bool {
     true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Platform {
@@ -394,8 +420,11 @@ fn idle_states(states: &[IdleState]) -> String {
     let states: Vec<String> = states
         .iter()
         .map(|s| {
+            let typical = s
+                .typical_exit_ns
+                .map_or(String::new(), |t| format!(" (typical {})", duration(t)));
             format!(
-                "{} {} mW exit {} residency {}",
+                "{} {} mW exit {}{typical} residency {}",
                 s.name,
                 s.power_mw,
                 duration(s.exit_latency_ns),

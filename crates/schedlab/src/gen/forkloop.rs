@@ -20,6 +20,10 @@ pub struct ForkloopArgs {
     /// Run both tasks in this cgroup (e.g. /user.slice, where Doug's shell ran).
     #[arg(long)]
     pub taskgroup: Option<String>,
+    /// Pin the launcher to these CPUs (comma-separated); each child inherits its mask, as
+    /// under `taskset` (seed 003's "reference": performance with the affinity forced).
+    #[arg(long, value_delimiter = ',')]
+    pub cpus: Vec<usize>,
 }
 
 pub fn forkloop(a: &ForkloopArgs) -> serde_json::Value {
@@ -33,6 +37,9 @@ pub fn forkloop(a: &ForkloopArgs) -> serde_json::Value {
     if let Some(g) = &a.taskgroup {
         w["tasks"]["launcher"]["taskgroup"] = json!(g);
         w["tasks"]["child"]["taskgroup"] = json!(g);
+    }
+    if !a.cpus.is_empty() {
+        w["tasks"]["launcher"]["cpus"] = json!(a.cpus);
     }
     w
 }

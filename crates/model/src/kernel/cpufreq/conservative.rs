@@ -74,9 +74,9 @@ impl Conservative {
         }
     }
 
-    /// `dbs_update_util_handler()`.
-    pub fn update_util(&mut self, cpu: usize, now: u64) -> Option<Action> {
-        self.dbs.update_util(cpu, now)
+    /// `dbs_update_util_handler()` for `cpu`'s rq, run on `local`.
+    pub fn update_util(&mut self, cpu: usize, local: usize, now: u64) -> Option<Action> {
+        self.dbs.update_util(cpu, local, now)
     }
 
     /// `dbs_work_handler()` with `cs_dbs_update()`.

@@ -104,7 +104,10 @@ impl Dbs {
         })
     }
 
-    /// `cpufreq_dbs_governor_start()`: the first sample measures from now.
+    /// `cpufreq_dbs_governor_start()`, then the `->limits` that `cpufreq_start_governor()`
+    /// runs after it (`cpufreq_dbs_governor_limits()`): the first sample measures from now
+    /// and is taken at the first hook call (`gov_update_sample_delay(policy_dbs, 0)`), the
+    /// policy staying at `policy->cur` until then (it is within the limits).
     pub fn start(&mut self, now: u64, times: &dyn Fn(usize) -> CpuTimes) {
         for (p, pd) in self.policy.iter_mut().enumerate() {
             pd.rate_mult = 1;
@@ -117,16 +120,20 @@ impl Dbs {
                 c.prev_load = 0;
                 c.prev_cpu_nice = t.nice_ns;
             }
-            // gov_set_update_util()
-            pd.sample_delay_ns = i64::from(pd.sampling_rate) * NSEC_PER_USEC as i64;
+            // gov_set_update_util() sets the delay to sampling_rate; the limits zero it.
+            pd.sample_delay_ns = 0;
             pd.last_sample_time = 0;
         }
     }
 
-    /// `dbs_update_util_handler()`: queue a sample if none is under way and the sample delay
-    /// has passed since the last one.
-    pub fn update_util(&mut self, cpu: usize, now: u64) -> Option<Action> {
+    /// `dbs_update_util_handler()` for `cpu`'s rq, run on CPU `local`: nothing unless `local`
+    /// may update the policy (`cpufreq_this_cpu_can_update()`); then queue a sample (its work
+    /// on `local`) if none is under way and the sample delay has passed since the last one.
+    pub fn update_util(&mut self, cpu: usize, local: usize, now: u64) -> Option<Action> {
         let policy = self.policies.of_cpu(cpu);
+        if !self.policies.get(policy).this_cpu_can_update(local) {
+            return None;
+        }
         let pd = &mut self.policy[policy];
         if pd.work_in_progress {
             return None;
@@ -136,7 +143,7 @@ impl Dbs {
         }
         pd.last_sample_time = now;
         pd.work_in_progress = true;
-        Some(Action::QueueWork { policy, cpu })
+        Some(Action::QueueWork { policy, cpu: local })
     }
 
     /// `dbs_update()`: the policy's load in percent, the highest of its CPUs' busy shares

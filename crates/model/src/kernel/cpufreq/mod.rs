@@ -73,6 +73,51 @@ impl GovernorKind {
     }
 }
 
+/// `cpufreq.start_khz`: the frequency every policy holds (`policy->cur`) when its governor
+/// starts, at the beginning of a run. v6.1's `cpufreq_start_governor()` runs the governor's
+/// `->start` then `->limits` from there: performance and powersave set their frequency at
+/// once, ondemand and conservative take `policy->cur` as it is (conservative's
+/// `requested_freq` starts from it, `cs_start()`), schedutil keeps it until its first
+/// evaluation. At boot `policy->cur` is what the driver found (intel_cpufreq:
+/// `cpuinfo.min_freq`); when a governor is switched to on a running machine, it is the
+/// frequency the previous governor set last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartFreq {
+    /// The governor's own idle frequency, as on a board that has been idle under it for a
+    /// while: performance the highest, powersave `policy->min`, schedutil and the sampling
+    /// governors the lowest OPP that is not inefficient (their idle requests resolve with an
+    /// `E` relation).
+    Idle,
+    /// `cpuinfo.min_freq`.
+    Min,
+    /// `cpuinfo.max_freq`: what a performance run leaves behind.
+    Max,
+    /// The highest OPP at or below this many kHz (the lowest if none is).
+    Khz(u32),
+}
+
+impl StartFreq {
+    pub const EXPECTED: &'static str = "idle, min, max or a frequency in kHz";
+
+    pub fn parse(s: &str) -> Option<StartFreq> {
+        match s {
+            "idle" => Some(StartFreq::Idle),
+            "min" => Some(StartFreq::Min),
+            "max" => Some(StartFreq::Max),
+            _ => s.parse::<u32>().ok().filter(|&k| k > 0).map(StartFreq::Khz),
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            StartFreq::Idle => "idle".into(),
+            StartFreq::Min => "min".into(),
+            StartFreq::Max => "max".into(),
+            StartFreq::Khz(k) => k.to_string(),
+        }
+    }
+}
+
 /// `CPUFREQ_RELATION_*`. The `E` variants skip OPPs the energy model found inefficient when
 /// the policy has any (`policy->efficiencies_available`); only a table without a single
 /// efficient OPP falls back to all of them.
@@ -216,6 +261,9 @@ pub struct Policy {
     /// `policy->fast_switch_enabled`: schedutil sets the frequency from the scheduler's
     /// context; otherwise it wakes its kthread ([`Action::QueueWork`]).
     pub fast_switch: bool,
+    /// `policy->dvfs_possible_from_any_cpu`: a CPU outside `cpus` may update this policy
+    /// ([`Policy::this_cpu_can_update`]).
+    pub dvfs_possible_from_any_cpu: bool,
     /// `cpuinfo.transition_latency`.
     pub transition_latency_ns: u64,
     /// `policy->transition_delay_us`, if the driver sets one.
@@ -248,6 +296,7 @@ impl Policy {
             inefficient,
             freq_table: true,
             fast_switch: true,
+            dvfs_possible_from_any_cpu: domain.dvfs_possible_from_any_cpu,
             transition_latency_ns: domain.transition_latency_ns,
             transition_delay_us: domain.transition_delay_us,
             min_khz,
@@ -264,6 +313,40 @@ impl Policy {
     /// `policy->cpuinfo.max_freq`.
     pub fn cpuinfo_max_khz(&self) -> u32 {
         self.opps_khz.last().copied().unwrap_or(0)
+    }
+
+    /// `cpufreq_this_cpu_can_update()` (kernel/sched/cpufreq.c) with `local` the CPU running
+    /// the hook (`smp_processor_id()`): a CPU of the policy, or any CPU if the driver allows
+    /// it. (Its other half, the local CPU still having a hook installed, holds while a
+    /// governor runs: every CPU of a modelled system has one.)
+    pub fn this_cpu_can_update(&self, local: usize) -> bool {
+        self.dvfs_possible_from_any_cpu || self.cpus.contains(&local)
+    }
+
+    /// The OPP `policy->cur` holds when `governor` starts from `start`, within the limits.
+    pub fn start_freq(&self, start: StartFreq, governor: GovernorKind) -> u32 {
+        let opp = |target: u32, relation: Relation| {
+            let target = target.max(self.min_khz).min(self.max_khz);
+            if self.opps_khz.is_empty() {
+                return target;
+            }
+            let ineff: &[bool] = if self.freq_table {
+                &self.inefficient
+            } else {
+                &[]
+            };
+            self.opps_khz[table_target(&self.opps_khz, ineff, target, relation)]
+        };
+        match (start, governor) {
+            (StartFreq::Idle, GovernorKind::Performance) | (StartFreq::Max, _) => {
+                opp(self.max_khz, Relation::H)
+            }
+            (StartFreq::Idle, GovernorKind::Powersave) | (StartFreq::Min, _) => {
+                opp(self.min_khz, Relation::L)
+            }
+            (StartFreq::Idle, _) => opp(self.min_khz, Relation::LE),
+            (StartFreq::Khz(k), _) => opp(k, Relation::H),
+        }
     }
 
     /// `cpufreq_policy_transition_delay_us()` of this policy.
@@ -577,9 +660,10 @@ pub struct FreqChange {
 pub enum Action {
     /// Fast switch: the frequency is set now, from the scheduler's context.
     Switch(FreqChange),
-    /// Work was queued for `policy`: schedutil's `irq_work` waking the policy's sugov kthread
-    /// (SCHED_DEADLINE, runtime 1 ms / period 10 ms, bound to the policy's CPUs, bandwidth not
-    /// accounted), or a dbs governor's `irq_work` scheduling its work on `cpu` (a kworker,
+    /// Work was queued for `policy` from CPU `cpu` (the one running the hook): schedutil's
+    /// `irq_work` waking the policy's sugov kthread (SCHED_DEADLINE, runtime 1 ms / period
+    /// 10 ms, bound to the policy's CPUs, bandwidth not accounted), or a dbs governor's
+    /// `irq_work` scheduling its work on `cpu` (a kworker,
     /// `schedule_work_on(smp_processor_id())`). When that runs, call [`Cpufreq::work`].
     QueueWork { policy: usize, cpu: usize },
 }
@@ -744,21 +828,23 @@ impl Cpufreq {
         }
     }
 
-    /// The `cpufreq_update_util(rq, flags)` hook of `cpu` at `now`; `util` gives the rq
-    /// signals of any CPU of the policy (read by schedutil only).
+    /// The `cpufreq_update_util(rq, flags)` hook of `cpu`'s rq at `now`, run on CPU `local`
+    /// (`smp_processor_id()`: `cpu` itself, or the CPU that updates another's rq); `util`
+    /// gives the rq signals of any CPU of the policy (read by schedutil only).
     pub fn update_util(
         &mut self,
         cpu: usize,
+        local: usize,
         now: u64,
         flags: u32,
         util: &dyn Fn(usize) -> CpuUtil,
     ) -> Option<Action> {
         match self {
-            Cpufreq::Schedutil(s) => s.update_util(cpu, now, flags, util),
+            Cpufreq::Schedutil(s) => s.update_util(cpu, local, now, flags, util),
             // No update_util hook: the frequency only moves with the limits.
             Cpufreq::Fixed(_) => None,
-            Cpufreq::Ondemand(g) => g.update_util(cpu, now),
-            Cpufreq::Conservative(g) => g.update_util(cpu, now),
+            Cpufreq::Ondemand(g) => g.update_util(cpu, local, now),
+            Cpufreq::Conservative(g) => g.update_util(cpu, local, now),
         }
     }
 

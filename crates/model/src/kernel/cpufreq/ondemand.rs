@@ -40,9 +40,9 @@ impl Ondemand {
         self.dbs.start(now, times);
     }
 
-    /// `dbs_update_util_handler()`.
-    pub fn update_util(&mut self, cpu: usize, now: u64) -> Option<Action> {
-        self.dbs.update_util(cpu, now)
+    /// `dbs_update_util_handler()` for `cpu`'s rq, run on `local`.
+    pub fn update_util(&mut self, cpu: usize, local: usize, now: u64) -> Option<Action> {
+        self.dbs.update_util(cpu, local, now)
     }
 
     /// `dbs_work_handler()` with `od_dbs_update()` / `od_update()`.

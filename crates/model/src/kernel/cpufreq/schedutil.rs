@@ -96,22 +96,24 @@ impl Sugov {
     }
 
     /// The update_util hook `sugov_start()` installs on `cpu`: `sugov_update_shared()` for a
-    /// policy of several CPUs, `sugov_update_single_freq()` otherwise. `input(j)` reads CPU
-    /// `j`'s rq; it is called for `cpu`, and for every CPU of a shared policy when the rate
-    /// limit lets an evaluation through. Calls are taken as made on a CPU of the policy
-    /// (`cpufreq_this_cpu_can_update()`).
+    /// policy of several CPUs, `sugov_update_single_freq()` otherwise, run on CPU `local`.
+    /// `input(j)` reads CPU `j`'s rq; it is called for `cpu`, and for every CPU of a shared
+    /// policy when the rate limit lets an evaluation through. A call from a CPU that may not
+    /// update the policy (`cpufreq_this_cpu_can_update()`) still counts for the iowait boost
+    /// and `last_update`, and evaluates nothing.
     pub fn update_util(
         &mut self,
         cpu: usize,
+        local: usize,
         now: u64,
         flags: u32,
         input: &dyn Fn(usize) -> CpuUtil,
     ) -> Option<Action> {
         let policy = self.policies.of_cpu(cpu);
         if self.policies.get(policy).cpus.len() > 1 {
-            self.update_shared(cpu, policy, now, flags, input)
+            self.update_shared(cpu, local, policy, now, flags, input)
         } else {
-            self.update_single_freq(cpu, policy, now, flags, input)
+            self.update_single_freq(cpu, local, policy, now, flags, input)
         }
     }
 
@@ -149,6 +151,7 @@ impl Sugov {
     fn update_single_freq(
         &mut self,
         cpu: usize,
+        local: usize,
         policy: usize,
         time: u64,
         flags: u32,
@@ -156,7 +159,7 @@ impl Sugov {
     ) -> Option<Action> {
         let cached_freq = self.sg_policy[policy].cached_raw_freq;
         let rq = input(cpu);
-        if !self.update_single_common(cpu, policy, time, flags, &rq) {
+        if !self.update_single_common(cpu, local, policy, time, flags, &rq) {
             return None;
         }
         let (util, max) = (self.sg_cpu[cpu].util, self.sg_cpu[cpu].max);
@@ -174,13 +177,14 @@ impl Sugov {
         if !self.update_next_freq(policy, time, next_f) {
             return None;
         }
-        self.commit(cpu, policy, next_f)
+        self.commit(local, policy, next_f)
     }
 
     /// `sugov_update_single_common()`: returns whether an evaluation was due.
     fn update_single_common(
         &mut self,
         cpu: usize,
+        local: usize,
         policy: usize,
         time: u64,
         flags: u32,
@@ -190,7 +194,7 @@ impl Sugov {
         sg_cpu.iowait_boost(time, flags, self.tick_ns, self.iowait_boost);
         sg_cpu.last_update = time;
         self.ignore_dl_rate_limit(cpu, policy, rq);
-        if !self.should_update_freq(policy, time) {
+        if !self.should_update_freq(policy, local, time) {
             return false;
         }
         let sg_cpu = &mut self.sg_cpu[cpu];
@@ -203,6 +207,7 @@ impl Sugov {
     fn update_shared(
         &mut self,
         cpu: usize,
+        local: usize,
         policy: usize,
         time: u64,
         flags: u32,
@@ -212,14 +217,14 @@ impl Sugov {
         sg_cpu.iowait_boost(time, flags, self.tick_ns, self.iowait_boost);
         sg_cpu.last_update = time;
         self.ignore_dl_rate_limit(cpu, policy, &input(cpu));
-        if !self.should_update_freq(policy, time) {
+        if !self.should_update_freq(policy, local, time) {
             return None;
         }
         let next_f = self.next_freq_shared(policy, time, input);
         if !self.update_next_freq(policy, time, next_f) {
             return None;
         }
-        self.commit(cpu, policy, next_f)
+        self.commit(local, policy, next_f)
     }
 
     /// `sugov_next_freq_shared()`: the frequency for the CPU with the highest util/max.
@@ -266,8 +271,14 @@ impl Sugov {
         p.resolve(freq, Relation::LE)
     }
 
-    /// `sugov_should_update_freq()`: the rate limit, bypassed once after a limits change.
-    fn should_update_freq(&mut self, policy: usize, time: u64) -> bool {
+    /// `sugov_should_update_freq()` on CPU `local`: nothing for a CPU that may not update the
+    /// policy (`cpufreq_this_cpu_can_update()`: "calculating the frequency is pointless if we
+    /// cannot in fact act on it"; a pending limits change waits for a CPU that can); then the
+    /// rate limit, bypassed once after a limits change.
+    fn should_update_freq(&mut self, policy: usize, local: usize, time: u64) -> bool {
+        if !self.policies.get(policy).this_cpu_can_update(local) {
+            return false;
+        }
         let sg_policy = &mut self.sg_policy[policy];
         if sg_policy.limits_changed {
             sg_policy.limits_changed = false;
@@ -293,8 +304,8 @@ impl Sugov {
         true
     }
 
-    /// `cpufreq_driver_fast_switch()`, or `sugov_deferred_update()`: wake the kthread unless
-    /// it is already pending (it will read the newest `next_freq`).
+    /// `cpufreq_driver_fast_switch()`, or `sugov_deferred_update()` from CPU `cpu`: wake the
+    /// kthread unless it is already pending (it will read the newest `next_freq`).
     fn commit(&mut self, cpu: usize, policy: usize, next_f: u32) -> Option<Action> {
         let p = self.policies.get_mut(policy);
         if p.fast_switch {

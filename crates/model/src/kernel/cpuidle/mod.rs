@@ -267,6 +267,7 @@ pub(crate) mod tests {
                 exit_latency_ns: 1_000,
                 target_residency_ns: 1_000,
                 polling: false,
+                typical_exit_ns: None,
             },
             IdleState {
                 name: "cpu-sleep".into(),
@@ -274,6 +275,7 @@ pub(crate) mod tests {
                 exit_latency_ns: 250_000,
                 target_residency_ns: 1_000_000,
                 polling: false,
+                typical_exit_ns: None,
             },
         ]
     }
