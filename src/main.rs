@@ -92,6 +92,9 @@ enum Command {
     /// each task's runtime, wake-ups and latency and each CPU's frequency and energy against
     /// the trace.
     Replay(schedlab::replay::ReplayArgs),
+    /// What each kernel path costs on a platform at a frequency, with who pays, in ns and
+    /// cycles; and one wake-up step by step (machine.rs's rules with representative inputs).
+    ExplainCost(schedlab::report::ExplainCostArgs),
     /// The machine schedlab runs on: its platform file, and traces of commands run on it.
     #[command(subcommand)]
     Host(host::HostCommand),
@@ -609,6 +612,9 @@ fn main() -> ExitCode {
         }
         Command::Gen(g) => g.text().map(|text| outln!("{}", text.trim_end())),
         Command::Replay(args) => replay(args),
+        Command::ExplainCost(args) => schedlab::report::explain_cost(&args)
+            .map(|text| out!("{text}"))
+            .map_err(Error::from),
         Command::Host(h) => match host::run(h) {
             Ok(code) => return ExitCode::from(code),
             Err(e) => Err(e),

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use schedlab::kernel::Variant;
+use schedlab::machine;
 use schedlab::platform::Platform;
 use schedlab::report::{Results, TaskResult};
 use schedlab::workload::parse_workload;
@@ -54,26 +55,35 @@ pub fn run_variant(
 }
 
 /// The longest a wake-up that waits for nothing but the kernel's own path can take on
-/// `cpu` of `platform`: the interrupt, ttwu with placement over every CPU, enqueue and
-/// dequeue, `schedule()`, a context and address-space switch and an IPI's work at the CPU's
-/// lowest OPP, plus the IPI's delivery, the deepest idle exit (of the CPU's states and its
-/// cluster's) and a refill of a default working set and the kernel state from memory
-/// (`platform/costs.rs`).
+/// `cpu` of `platform` (the rules of `machine.rs`): the interrupt, ttwu with placement over
+/// every CPU and EAS's domains, enqueue and dequeue, `schedule()`, a context and
+/// address-space switch two group levels deep and an IPI's work at the CPU's lowest OPP,
+/// plus the IPI's delivery, the deepest idle exit (of the CPU's states and its cluster's)
+/// and a refill of a default working set and the kernel state from memory.
 pub fn wake_path_bound_ns(platform: &str, cpu: usize) -> u64 {
     let p = Platform::resolve(platform).expect("platform");
-    let c = p.costs;
-    let work = c.irq_ns
-        + c.hrtimer_ns
-        + c.ttwu_ns
-        + c.select_ns
-        + c.select_cpu_ns * p.nr_cpus() as u64 * (p.freq_domains.len() as u64 + 2)
-        + 2 * c.enqueue_ns
-        + c.schedule_ns
-        + c.pick_level_ns
-        + c.context_switch_ns
-        + c.mm_switch_ns
-        + c.ipi_send_ns
-        + c.irq_ns;
+    let c = &p.costs;
+    let scan = machine::Placement {
+        rt: false,
+        nr_cpus: p.nr_cpus() as u64,
+        asymmetric: true,
+        eas: true,
+        nr_pd: p.freq_domains.len() as u64,
+    };
+    let ipi = machine::ipi(c);
+    let work: u64 = [
+        machine::timer_interrupt(c, true),
+        machine::wakeup(c, machine::placement_scan(scan, || 0)),
+        machine::queue_op(c, 1, 0),
+        machine::queue_op(c, 1, 0),
+        machine::schedule(c),
+        machine::context_switch(c, true, 2),
+        ipi.send,
+        ipi.handler,
+    ]
+    .iter()
+    .map(|charge| charge.work_ns)
+    .sum();
     let cap = p.capacity_at(cpu, p.min_freq_khz(cpu)).max(1) as u64;
     let cluster = &p.freq_domains[p.cpus[cpu].freq_domain].cluster_idle_states;
     let exit = p.cpus[cpu]
@@ -84,9 +94,8 @@ pub fn wake_path_bound_ns(platform: &str, cpu: usize) -> u64 {
         .max()
         .unwrap_or(0);
     let ws = schedlab::workload::DEFAULT_WORKING_SET;
-    let refill = ws * 1000 / p.memory.dram_mb_s
-        + schedlab::platform::TASK_STATE_LINES * p.memory.dram_latency_ns;
-    work * 1024 / cap + c.ipi_latency_ns + exit + refill
+    let refill = machine::cache_refill(&p.memory, ws, machine::Resume::OtherLlc { distance: 10 });
+    work * 1024 / cap + ipi.delivery_ns + machine::idle_exit(exit).wall_ns + refill.wall_ns
 }
 
 pub fn task<'a>(r: &'a Results, name: &str) -> &'a TaskResult {

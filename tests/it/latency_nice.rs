@@ -7,8 +7,9 @@ use crate::common;
 use common::*;
 use schedlab::kernel::core::{Event, KernelOutputs};
 use schedlab::kernel::fair::{Fair, SCHED_LATENCY_TO_WEIGHT};
-use schedlab::kernel::uclamp::{
-    Errno, SchedAttr, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_KEEP_PARAMS, SCHED_FLAG_LATENCY_NICE,
+use schedlab::kernel::sched::Errno;
+use schedlab::kernel::setattr::{
+    SchedAttr, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_KEEP_PARAMS, SCHED_FLAG_LATENCY_NICE,
     SCHED_FLAG_RESET_ON_FORK, SCHED_NORMAL,
 };
 use schedlab::kernel::{Kernel, Variant};

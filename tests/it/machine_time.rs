@@ -318,6 +318,104 @@ fn the_latency_split_sums_to_the_latency() {
     assert_eq!(s.runqueue_ns, 0);
 }
 
+/// One row of `schedlab explain-cost`'s table: (path, case, payer, work, wall, on the CPU,
+/// keys).
+fn explain_rows(text: &str) -> Vec<(String, String, String, u64, u64, u64, String)> {
+    let table = text.split("\n\n").nth(1).expect("the table");
+    table
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            let n = t.len();
+            let num = |i: usize| t[i].parse::<u64>().unwrap();
+            (
+                t[0].to_string(),
+                t[1..n - 7].join(" "),
+                t[n - 7].to_string(),
+                num(n - 6),
+                num(n - 5),
+                num(n - 4),
+                t[n - 1].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `schedlab explain-cost` evaluates machine.rs's rules, not a copy: every `[costs]` and
+/// `[memory]` key moves a row it prints (a new cost cannot be left out of it, nor be charged
+/// nowhere), and what it prints for a path is what machine.rs's function returns.
+#[test]
+fn explain_cost_prints_what_machine_rs_charges_for_every_key() {
+    use schedlab::machine::{self, Charge, Resume};
+    use schedlab::platform::{Platform, COST_FIELDS, MEMORY_FIELDS};
+    use schedlab::report::{explain_cost, ExplainCostArgs};
+    use schedlab::workload::{ChannelKind, DEFAULT_WORKING_SET};
+    for platform in ["smp8", "juno-r0"] {
+        let args = ExplainCostArgs {
+            path: None,
+            platform: platform.to_string(),
+            khz: None,
+            opp: None,
+            cpu: 0,
+            sets: Vec::new(),
+        };
+        let rows = explain_rows(&explain_cost(&args).unwrap());
+        let keys: Vec<&str> = rows.iter().flat_map(|r| r.6.split(',')).collect();
+        let fields = COST_FIELDS.iter().map(|f| format!("cost.{}", f.name));
+        let fields = fields.chain(MEMORY_FIELDS.iter().map(|f| format!("memory.{}", f.name)));
+        for f in fields {
+            assert!(keys.contains(&f.as_str()), "{platform}: {f} moves no row");
+        }
+        let p = Platform::resolve(platform).unwrap();
+        let (c, m) = (&p.costs, &p.memory);
+        let cap = u64::from(p.capacity_at(0, p.max_freq_khz(0)));
+        let printed = |path: &str, case: &str| {
+            let r = rows.iter().find(|r| r.0 == path && r.1.starts_with(case));
+            let r = r.unwrap_or_else(|| panic!("{platform}: no row {path} {case}"));
+            (r.2.clone(), r.3, r.4, r.5)
+        };
+        let expect = |ch: Charge| {
+            (
+                ch.payer.name().to_string(),
+                ch.work_ns,
+                ch.wall_ns,
+                ch.wall_at(cap),
+            )
+        };
+        let across = format!(
+            "{} KiB working set, moved across",
+            DEFAULT_WORKING_SET / 1024
+        );
+        let domain = printed("balance_pass", "a domain of");
+        let cpus = &rows.iter().find(|r| r.0 == "balance_pass").unwrap().1;
+        let cpus: u64 = cpus.split_whitespace().nth(3).unwrap().parse().unwrap();
+        let checks = [
+            (printed("tick", ""), machine::tick(c)),
+            (printed("ipi", "send"), machine::ipi(c).send),
+            (printed("ipi", "handler"), machine::ipi(c).handler),
+            (
+                printed("context_switch", "processes, root group"),
+                machine::context_switch(c, true, 1),
+            ),
+            (
+                printed("channel_op", "pipe send of 100 bytes"),
+                machine::channel_op(c, ChannelKind::Pipe, true, 100),
+            ),
+            (
+                printed("cache_refill", &across),
+                machine::cache_refill(m, DEFAULT_WORKING_SET, Resume::OtherLlc { distance: 10 }),
+            ),
+            (printed("cpufreq_work", ""), machine::cpufreq_work(c)),
+            (domain, machine::balance_pass(c, cpus)),
+            (printed("syscall", ""), machine::syscall(c)),
+        ];
+        for (got, charge) in checks {
+            assert_eq!(got, expect(charge), "{platform}");
+        }
+    }
+}
+
 /// Seed 003's fork loop (test 1, in user.slice) on `platform` under performance and teo, the
 /// launcher pinned to CPU 0 or not: PIDs per second over 2 s.
 fn forkloop_pids(platform: &schedlab::platform::Platform, pinned: bool) -> f64 {

@@ -1184,6 +1184,69 @@ fn the_text_is_the_value_printed() {
     }
 }
 
+/// The work the timeline credits `task` (by its workload name) with per block: its own work
+/// per loop of a program that blocks once a loop.
+fn work_per_loop_us(trace: &Path, info: &CpuInfo, task: &str) -> f64 {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let tl = timeline::read(&text, "t", info, Window::default()).unwrap();
+    let t = tl.tasks.iter().find(|t| t.comm.starts_with(task)).unwrap();
+    let (mut work, mut blocks) = (0, 0);
+    for s in &t.steps {
+        match s {
+            timeline::Step::Run(w) => work += w,
+            timeline::Step::Block(_) => blocks += 1,
+            _ => {}
+        }
+    }
+    work as f64 / 1024.0 / 1000.0 / blocks.max(1) as f64
+}
+
+/// The simulation and the replay's extraction apply the same rule (`machine::wakeup`): a
+/// trace made with a costlier `try_to_wake_up` gives back the program's work only when the
+/// extraction takes out the same cost, and the simulation's wake-ups take that much longer.
+#[test]
+fn a_cost_set_moves_the_simulation_and_the_extraction_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plat = schedlab::platform::Platform::resolve("smp8").unwrap();
+    let base = plat.costs.ttwu_ns;
+    let extra = 100_000;
+    let set = format!("cost.ttwu_ns={}", base + extra);
+    let run = |name: &str, sets: &[&str]| {
+        let path = tmp.path().join(format!("{name}.txt"));
+        let out = Outputs {
+            trace: Some(path.clone()),
+            ..Outputs::default()
+        };
+        (run_full("smp8", CHAIN, S, sets, 0, &out), path)
+    };
+    let (plain, plain_trace) = run("plain", &[]);
+    let (costly, costly_trace) = run("costly", &[&set]);
+    // The simulation: the consumer's wake-up waits for the producer's longer ttwu.
+    let latency = |r: &schedlab::report::Results| task(r, "cons-1").wakeup_latency_ns.mean;
+    assert!(
+        latency(&costly) >= latency(&plain) + extra / 2,
+        "{} vs {}",
+        latency(&costly),
+        latency(&plain)
+    );
+    // The extraction: the producer's work per loop (2 ms and a futex post) comes back from
+    // each trace read with the costs it was made with; the costly trace read with the
+    // platform's costs leaves the extra ttwu in it.
+    let info = CpuInfo::from_platform(&plat);
+    let mut costly_info = info.clone();
+    costly_info.costs.ttwu_ns = base + extra;
+    let own = 2_000.0 + plat.costs.syscall_ns as f64 / 1000.0;
+    let plain_work = work_per_loop_us(&plain_trace, &info, "prod");
+    let matched = work_per_loop_us(&costly_trace, &costly_info, "prod");
+    let mismatched = work_per_loop_us(&costly_trace, &info, "prod");
+    assert!((plain_work - own).abs() < 5.0, "{plain_work} vs {own}");
+    assert!((matched - own).abs() < 5.0, "{matched} vs {own}");
+    assert!(
+        mismatched - own > extra as f64 / 1000.0 / 2.0,
+        "{mismatched} vs {own}"
+    );
+}
+
 /// Every trace `schedlab host record` recorded on a real machine (tests/data/host-traces:
 /// rt-app, hackbench, perf bench sched pipe and cyclictest on the project's VM, each with
 /// its platform beside it) extracts and replays without error.

@@ -1,6 +1,8 @@
 //! uclamp model against kernel behaviour (SPEC §2.1, §4, §6; seeds 000 and 001).
 
 use proptest::prelude::*;
+use schedlab::kernel::sched::Errno;
+use schedlab::kernel::setattr::*;
 use schedlab::kernel::uclamp::*;
 
 const MIN: usize = 0;

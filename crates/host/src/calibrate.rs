@@ -454,6 +454,9 @@ fn costs_table(
             ("copy_ps_per_byte", Some(c)) => format!("{c} A53 cycles per KiB"),
             (_, Some(c)) => format!("{c} A53 cycles"),
             ("ipi_latency_ns", None) => "wall time, the interrupt controller's: not fitted".into(),
+            ("cpufreq_work_ns", None) => {
+                "wall time, the frequency change's delay (costs.rs): not fitted".into()
+            }
             (_, None) => "wall time (seed 000's fit): not fitted".into(),
         };
         let _ = writeln!(s, "{} = {v}  # {comment}", f.name);

@@ -37,7 +37,7 @@ pub mod sweep;
 
 // The crates below, under the names the library has always had.
 pub use schedlab_base::{error, sim};
-pub use schedlab_model::{kernel, platform, workload};
+pub use schedlab_model::{kernel, machine, platform, workload};
 pub use schedlab_trace as trace;
 
 pub use error::InputError;

@@ -66,8 +66,23 @@ impl<E> EventQueue<E> {
             "event scheduled in the past: {time} < {}",
             self.now
         );
+        let seq = self.reserve_seq();
+        self.schedule_at_seq(time, seq, event);
+    }
+
+    /// Take the sequence number the next `schedule` would take, for an event the model
+    /// queues later with [`EventQueue::schedule_at_seq`] (a completion it postpones without
+    /// queueing it again), so that it sorts where it would have sorted.
+    #[inline]
+    pub fn reserve_seq(&mut self) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        seq
+    }
+
+    /// Schedule `event` at `time` with `seq`, a number [`EventQueue::reserve_seq`] gave.
+    pub fn schedule_at_seq(&mut self, time: Time, seq: u64, event: E) {
+        debug_assert!(seq < self.next_seq, "sequence {seq} was not reserved");
         let entry = Entry {
             time: time.max(self.now),
             seq,
@@ -217,6 +232,17 @@ mod tests {
             }
             assert_eq!(q.len(), o.0.len());
         }
+    }
+
+    #[test]
+    fn an_event_queued_later_with_a_reserved_sequence_sorts_where_it_was_reserved() {
+        let mut q = EventQueue::new();
+        let seq = q.reserve_seq();
+        q.schedule(10, 'b');
+        q.schedule_at_seq(10, seq, 'a');
+        q.schedule(10, 'c');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop_before(100).map(|(_, e)| e)).collect();
+        assert_eq!(order, ['a', 'b', 'c']);
     }
 
     #[test]

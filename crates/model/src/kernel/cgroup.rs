@@ -6,7 +6,7 @@
 //! to the fair class's groups (`fair/group.rs`).
 
 use super::fair::{MAX_LATENCY_NICE, MIN_LATENCY_NICE};
-use super::uclamp::Errno;
+use super::sched::Errno;
 use crate::platform::SCHED_CAPACITY_SCALE;
 
 /// `UCLAMP_PERCENT_SCALE`: percentages are kept in hundredths.

@@ -23,14 +23,15 @@ use super::rt::{RtBandwidth, RtRq};
 use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
 use super::sched_cpufreq::{CpuTimesAcc, SCHED_CPUFREQ_IOWAIT};
 use super::uclamp::{
-    eff_value, rt_task_fits_capacity, uclamp_fork, uclamp_post_fork, ClampId, RqUclamp, TaskCtx,
-    TaskUclamp, UclampConfig, UclampSys,
+    eff_value, uclamp_fork, uclamp_post_fork, ClampId, RqUclamp, TaskCtx, TaskUclamp, UclampConfig,
+    UclampSys,
 };
 use super::variant::{UpdateSites, Variant};
 use crate::kernel::tracepoint::{
     EventSelection, Observer, PeltFields, TaskRef, TraceEvent, UclampFields, IDLE_COMM,
 };
-use crate::platform::{Costs, Memory, Platform, Resume, SCHED_CAPACITY_SCALE};
+use crate::machine::{self, Charge, Payer, Placement, Touched};
+use crate::platform::{Costs, Memory, Platform, SCHED_CAPACITY_SCALE};
 use crate::workload::{
     CpuSet, LoopRecord, Policy, RtappLogs, SchedParams, Thread, UserSpace, Workload,
 };
@@ -129,9 +130,6 @@ pub struct Kernel {
     pub fair: Fair,
     /// Scheduling domains, energy model, overutilized flag and balancer state.
     pub lb: Balance,
-    /// The CPU doing the enqueue of `try_to_wake_up()` (the waker, or the target through
-    /// its wake list): it pays for the enqueue's work.
-    ttwu_cpu: Option<usize>,
     /// `smp_processor_id()`: the CPU running the kernel path being simulated. Each event sets
     /// it to the CPU it happens on ([`Kernel::handle`]); a path that runs elsewhere sets it
     /// for its span: a remote `schedule()`, a wake list's enqueue (the target), the nohz idle
@@ -283,6 +281,8 @@ impl Kernel {
                     tick_gen: 0,
                     tick_on: false,
                     work_gen: 0,
+                    work_queued: None,
+                    work_due: (0, 0),
                     progress_ts: 0,
                     kernel_work: 0,
                     irq_arrival: 0,
@@ -341,7 +341,6 @@ impl Kernel {
         let mut k = Kernel {
             fair: Fair::new(n, &variant),
             lb,
-            ttwu_cpu: None,
             this_cpu: 0,
             user: UserSpace::new(&workload),
             costs,
@@ -635,7 +634,7 @@ impl Kernel {
         self.update_rq_clock(cpu, now);
         let cap = self.platform.cpus[cpu].capacity_orig as u64;
         self.fair.post_init_entity_util_avg(cpu, se, cap);
-        self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
+        self.enqueue_task(t, cpu, cpu, QueueFlags::default(), false, now, q);
         let trace_cpu = parent.map_or(cpu, |p| self.tasks[p].cpu);
         self.emit_task(now, trace_cpu, t, |p| TraceEvent::SchedWakeupNew {
             p,
@@ -706,21 +705,23 @@ impl Kernel {
 
     // ----- runqueue operations ----------------------------------------------------------
 
-    /// `enqueue_task()` of the task's class, plus `rq->nr_running`, with the cpufreq hooks of
-    /// the enqueue paths.
+    /// `enqueue_task()` of the task's class on `cpu`'s rq, run by `payer` (the CPU that pays
+    /// its work: `cpu` itself, or the waker that enqueues without the wake list), plus
+    /// `rq->nr_running`, with the cpufreq hooks of the enqueue paths.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn enqueue_task(
         &mut self,
         t: TaskId,
         cpu: usize,
+        payer: usize,
         flags: QueueFlags,
         head: bool,
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
         self.update_rq_clock(cpu, now);
-        let payer = self.ttwu_cpu.unwrap_or(cpu);
         let levels = self.queue_levels(t);
-        self.charge(payer, self.costs.enqueue_ns * levels);
+        let mut ops = 0;
         if self.uclamp_enabled(t) {
             // uclamp_rq_inc() before the class enqueue.
             let ctx = self.uclamp_ctx(t);
@@ -728,8 +729,9 @@ impl Kernel {
             self.rqs[cpu]
                 .uclamp
                 .inc(&mut self.tasks[t].uclamp, ctx, &self.uclamp);
-            self.charge_uclamp(payer, cpu, before);
+            ops = self.rqs[cpu].uclamp.ops.total() - before;
         }
+        self.pay(payer, machine::queue_op(&self.costs, levels, ops));
         self.checks.task(t);
         self.checks.cpu(cpu);
         let task = &mut self.tasks[t];
@@ -801,12 +803,13 @@ impl Kernel {
     ) {
         self.update_rq_clock(cpu, now);
         let levels = self.queue_levels(t);
-        self.charge(cpu, self.costs.enqueue_ns * levels);
+        let mut ops = 0;
         if self.uclamp_enabled(t) {
             let before = self.rqs[cpu].uclamp.ops.total();
             self.rqs[cpu].uclamp.dec(&mut self.tasks[t].uclamp);
-            self.charge_uclamp(cpu, cpu, before);
+            ops = self.rqs[cpu].uclamp.ops.total() - before;
         }
+        self.pay(cpu, machine::queue_op(&self.costs, levels, ops));
         self.checks.task(t);
         self.checks.cpu(cpu);
         let task = &mut self.tasks[t];
@@ -942,21 +945,13 @@ impl Kernel {
         self.variant.uclamp_task && self.uclamp.active() && self.tasks[t].class() != Class::Dl
     }
 
-    /// The bucket operations `cpu`'s rq did since its count was `before` cost `payer`
-    /// `cost.uclamp_rq_op_ns` each, charged to what it runs now or next.
-    fn charge_uclamp(&mut self, payer: usize, cpu: usize, before: u64) {
-        let ops = self.rqs[cpu].uclamp.ops.total() - before;
-        // Wall time (cache misses): as work at the payer's current capacity.
-        let cap = self.rqs[payer].capacity_cur;
-        self.rqs[payer].kernel_work += ops * self.costs.uclamp_rq_op_ns * cap;
-        self.checks.cpu(payer);
-    }
-
-    /// `cpu` runs `ns` of kernel work (ns at capacity 1024) on behalf of what it runs now,
-    /// or of the next task it runs: charged as time before that task's work progresses
-    /// ([`Rq::kernel_work`]).
-    pub(super) fn charge(&mut self, cpu: usize, ns: u64) {
-        self.rqs[cpu].kernel_work += ns * SCHED_CAPACITY_SCALE as u64;
+    /// `cpu` pays `c` ([`machine`]'s rules) on behalf of what it runs now, or of the next
+    /// task it runs: as time before that task's work progresses ([`Rq::kernel_work`]), its
+    /// work at capacity 1024 and its wall time at the CPU's current capacity.
+    #[inline]
+    pub(super) fn pay(&mut self, cpu: usize, c: Charge) {
+        let rq = &mut self.rqs[cpu];
+        rq.kernel_work += c.capacity_ns(rq.capacity_cur);
         self.checks.cpu(cpu);
     }
 
@@ -980,11 +975,6 @@ impl Kernel {
     fn interrupt_arrives(&mut self, cpu: usize, at: Time) {
         let rq = &mut self.rqs[cpu];
         rq.irq_arrival = rq.irq_arrival.max(at);
-    }
-
-    /// Wall time of `ns` of work (at capacity 1024) on `cpu` now.
-    fn work_wall_ns(&self, cpu: usize, ns: u64) -> u64 {
-        (ns * SCHED_CAPACITY_SCALE as u64).div_ceil(self.rqs[cpu].capacity_cur.max(1))
     }
 
     /// The task's group clamps and class, for its effective uclamp values.
@@ -1067,7 +1057,7 @@ impl Kernel {
         };
         self.dequeue_task(t, src, migrating, now, q);
         self.set_task_cpu(t, dest, now, src);
-        self.enqueue_task(t, dest, QueueFlags::default(), false, now, q);
+        self.enqueue_task(t, dest, dest, QueueFlags::default(), false, now, q);
         self.check_preempt_curr(dest, t, false, now);
     }
 
@@ -1267,11 +1257,18 @@ impl Kernel {
         rq.progress_ts = now;
     }
 
-    /// Schedule the completion of the running task's current activity.
+    /// Schedule the completion of the running task's current activity. A completion that
+    /// moves later (the tick's or an interrupt's work charged to the task) keeps the event
+    /// already queued: it fires early and is queued again at the completion, with the
+    /// sequence number reserved here, so events run in the same order as with a new event
+    /// per arm, without one stale event per tick.
     pub(super) fn arm_work(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         let rq = &mut self.rqs[cpu];
-        rq.work_gen += 1;
-        let Some(t) = rq.curr else { return };
+        let Some(t) = rq.curr else {
+            rq.work_gen += 1;
+            rq.work_queued = None;
+            return;
+        };
         let mut start = rq.progress_ts.max(now);
         // The running task pays for the kernel work done on its behalf (the system call's
         // wake-ups, an interrupt), unless a switch is due at once (that switch charges it).
@@ -1285,13 +1282,16 @@ impl Kernel {
             Activity::Work(w) => start + w.div_ceil(rq.capacity_cur.max(1)),
             Activity::Until(u) => u.max(start),
         };
-        q.schedule(
-            done,
-            Event::WorkDone {
-                cpu,
-                gen: rq.work_gen,
-            },
-        );
+        let seq = q.reserve_seq();
+        let rq = &mut self.rqs[cpu];
+        rq.work_due = (done, seq);
+        if rq.work_queued.is_some_and(|at| at < done) {
+            return;
+        }
+        rq.work_gen += 1;
+        rq.work_queued = Some(done);
+        let gen = rq.work_gen;
+        q.schedule_at_seq(done, seq, Event::WorkDone { cpu, gen });
     }
 
     /// The CPU turns busy or idle: its residency, and its cluster's.
@@ -1347,94 +1347,6 @@ impl Kernel {
         }
     }
 
-    /// `rt_task_fits_capacity()`: on asymmetric systems a CPU fits an RT task when its
-    /// capacity covers the task's effective uclamp min (capped by its max).
-    pub(super) fn rt_fits(&self, cpu: usize, clamp: (u32, u32)) -> bool {
-        !self.platform.is_asymmetric()
-            || rt_task_fits_capacity(clamp.0, clamp.1, self.platform.cpus[cpu].capacity_orig)
-    }
-
-    /// The `cpupri` level of a CPU: 0 for a CPU running fair tasks or nothing, 1..=99 for
-    /// the highest RT priority queued, 100 with a deadline task.
-    pub(super) fn cpupri(&self, cpu: usize) -> u32 {
-        let rq = &self.rqs[cpu];
-        if rq.dl.nr_running() > 0 {
-            100
-        } else {
-            rq.rt.highest_prio().map_or(0, |p| 99 - p as u32)
-        }
-    }
-
-    /// `select_task_rq_rt()`: stay unless the CPU runs an RT task of higher or equal
-    /// priority or does not fit the task; then `find_lowest_rq()`.
-    pub(super) fn select_task_rq_rt(&mut self, t: TaskId, prev: usize) -> usize {
-        let clamp = self.uclamp_eff(t);
-        let prio = self.tasks[t].prio();
-        let curr_blocks = self.rqs[prev].curr.is_some_and(|c| {
-            let c = &self.tasks[c];
-            c.class() == Class::Rt && c.prio() <= prio
-        });
-        let fits = self.rt_fits(prev, clamp);
-        let allowed = self.tasks[t].cpus_allowed;
-        if !allowed.contains(prev) {
-            // select_fallback_rq(): the task may not stay where it was.
-            return self
-                .find_lowest_rq(t, prev, clamp)
-                .or_else(|| allowed.iter().next())
-                .unwrap_or(prev);
-        }
-        if curr_blocks || !fits {
-            if let Some(target) = self.find_lowest_rq(t, prev, clamp) {
-                // Moving only for a better fit is pointless if the search found none.
-                let pointless = !curr_blocks && !self.rt_fits(target, clamp);
-                if !pointless && (prio as u32) < 99 - self.cpupri(target).min(99) {
-                    return target;
-                }
-            }
-        }
-        prev
-    }
-
-    /// `find_lowest_rq()` over `cpupri_find_fitness()`: the CPUs of the lowest priority level
-    /// below the task's that it may use and that fit it (any of that level if none fits);
-    /// prefer the task's CPU, then the lowest-numbered one.
-    pub(super) fn find_lowest_rq(
-        &self,
-        t: TaskId,
-        prev: usize,
-        clamp: (u32, u32),
-    ) -> Option<usize> {
-        let allowed = self.tasks[t].cpus_allowed;
-        let task_pri = 99 - self.tasks[t].prio().clamp(0, 99) as u32;
-        // The lowest cpupri level below the task's among the CPUs it may use.
-        let level = allowed
-            .iter()
-            .filter(|&c| c < self.platform.nr_cpus())
-            .map(|c| self.cpupri(c))
-            .filter(|&l| l < task_pri)
-            .min()?;
-        // (first, prev is one) among the fitting CPUs and among all CPUs of that level.
-        let (mut fit, mut any) = ((None, false), (None, false));
-        for c in allowed
-            .iter()
-            .filter(|&c| c < self.platform.nr_cpus() && self.cpupri(c) == level)
-        {
-            let set = if self.rt_fits(c, clamp) {
-                &mut fit
-            } else {
-                &mut any
-            };
-            set.0.get_or_insert(c);
-            set.1 |= c == prev;
-        }
-        let chosen = if fit.0.is_some() { fit } else { any };
-        if chosen.1 {
-            Some(prev)
-        } else {
-            chosen.0
-        }
-    }
-
     /// `try_to_wake_up()`. `waker_cpu` is where the wakeup is issued (for the trace); `sync`
     /// is `WF_SYNC`, a waker that is about to sleep (`pipe::wake_is_sync`).
     pub(super) fn try_to_wake_up(
@@ -1467,12 +1379,8 @@ impl Kernel {
         self.hrtimers.cancel(t);
         task.stats.wakeups += 1;
         task.stats.woken_at = Some(now);
-        let costs = self.costs;
         let scanned = self.placement_scan(t);
-        self.charge(
-            waker_cpu,
-            costs.ttwu_ns + costs.select_ns + costs.select_cpu_ns * scanned,
-        );
+        self.pay(waker_cpu, machine::wakeup(&self.costs, scanned));
         let cpu = self.select_task_rq(t, prev, waker_cpu, false, sync, now);
         let migrated = cpu != prev;
         if migrated {
@@ -1485,28 +1393,31 @@ impl Kernel {
             }
             self.set_task_cpu(t, cpu, now, waker_cpu);
         }
-        // ttwu_queue(): through the target's wake list, with an IPI, when the target does
-        // not share the waker's LLC or is idle (v6.1 `ttwu_queue_cond`, TTWU_QUEUE); the
-        // target then does the enqueue after the IPI arrives.
-        let idle_target = self.variant.wakelist_idle_target && self.rqs[cpu].nr_running == 0;
-        let wakelist = self.variant.features.ttwu_queue
-            && cpu != waker_cpu
-            && (!self.lb.topo.share_cache(waker_cpu, cpu) || idle_target);
-        if wakelist {
-            self.send_ipi(waker_cpu, cpu, now, Some(t));
+        // ttwu_queue(): through the target's wake list, with an IPI (the target then does
+        // the enqueue after the IPI arrives), or by the waker.
+        let wakelist = ttwu_queue_cond(
+            &self.variant,
+            waker_cpu,
+            cpu,
+            self.lb.topo.share_cache(waker_cpu, cpu),
+            self.rqs[cpu].nr_running == 0,
+        );
+        let queue = machine::ttwu_queue(&self.costs, wakelist);
+        if let Some(ipi) = queue.ipi {
+            self.send_ipi(ipi, waker_cpu, cpu, now, Some(t));
         }
         let was_resched = self.rqs[cpu].need_resched;
+        let enqueuer = payer_cpu(queue.enqueuer, waker_cpu, cpu);
         debug_assert_eq!(
             waker_cpu, self.this_cpu,
             "a wake-up runs on its waker's CPU"
         );
-        let enqueuer = if wakelist { cpu } else { waker_cpu };
-        self.ttwu_cpu = Some(enqueuer);
         // sched_ttwu_pending() runs on the target, in the IPI's handler.
         self.this_cpu = enqueuer;
         self.enqueue_task(
             t,
             cpu,
+            enqueuer,
             QueueFlags {
                 wakeup: true,
                 migrated,
@@ -1516,7 +1427,6 @@ impl Kernel {
             now,
             q,
         );
-        self.ttwu_cpu = None;
         self.this_cpu = waker_cpu;
         self.ttwu_avg_idle(cpu, now);
         // The task leaves iowait when it runs again (io_schedule_finish); the enqueue above
@@ -1527,7 +1437,7 @@ impl Kernel {
         // wake list's IPI already carries it.
         let rq = &self.rqs[cpu];
         if !wakelist && cpu != waker_cpu && rq.need_resched && !was_resched && rq.curr.is_some() {
-            self.send_ipi(waker_cpu, cpu, now, None);
+            self.send_ipi(machine::ipi(&self.costs), waker_cpu, cpu, now, None);
         }
         self.emit_task(now, waker_cpu, t, |p| TraceEvent::SchedWakeup {
             p,
@@ -1535,42 +1445,43 @@ impl Kernel {
         });
     }
 
-    /// `from` sends `to` an IPI at `now`, after the kernel work it has done so far (the
-    /// wake-up that asks for it): `from` pays the send, `to` takes the interrupt when it
-    /// arrives (leaving idle first). With `woken`, it carries that task's wake-up, whose
-    /// latency split records the delivery and the handler.
-    fn send_ipi(&mut self, from: usize, to: usize, now: Time, woken: Option<TaskId>) {
-        let c = self.costs;
-        self.charge(from, c.ipi_send_ns);
+    /// `from` (the waker) sends `to` (the target) `ipi` at `now`, after the kernel work it
+    /// has done so far (the wake-up that asks for it): `from` pays the send, `to` takes the
+    /// interrupt when it arrives (leaving idle first). With `woken`, it carries that task's
+    /// wake-up, whose latency split records the delivery and the handler.
+    fn send_ipi(
+        &mut self,
+        ipi: machine::Ipi,
+        from: usize,
+        to: usize,
+        now: Time,
+        woken: Option<TaskId>,
+    ) {
+        self.pay(payer_cpu(ipi.send.payer, from, to), ipi.send);
         let lead = self.rqs[from]
             .kernel_work
             .div_ceil(self.rqs[from].capacity_cur.max(1));
-        self.interrupt_arrives(to, now + lead + c.ipi_latency_ns);
-        self.charge(to, c.irq_ns);
+        self.interrupt_arrives(to, now + lead + ipi.delivery_ns);
+        self.pay(payer_cpu(ipi.handler.payer, from, to), ipi.handler);
         if let Some(t) = woken {
-            let handler = self.work_wall_ns(to, c.irq_ns);
+            let handler = ipi.handler.wall_at(self.rqs[to].capacity_cur);
             let st = &mut self.tasks[t].stats;
-            st.wake_ipi_ns += c.ipi_latency_ns;
+            st.wake_ipi_ns += ipi.delivery_ns;
             st.wake_irq_ns += handler;
         }
     }
 
-    /// The CPUs `select_task_rq` examines for `t`, for its cost: on asymmetric systems the
-    /// capacity scan of every CPU (and EAS's `compute_energy` over each performance domain
-    /// for each candidate), else the LLC's idle scan; RT's cpupri search looks at every CPU.
+    /// The CPUs `select_task_rq` examines for `t`, for its cost ([`machine::placement_scan`]).
     fn placement_scan(&self, t: TaskId) -> u64 {
-        let n = self.platform.nr_cpus() as u64;
-        match self.tasks[t].class() {
-            Class::Fair if self.platform.is_asymmetric() => {
-                n + if self.lb.eas && !self.lb.overutilized {
-                    n * (self.platform.freq_domains.len() as u64 + 1)
-                } else {
-                    0
-                }
-            }
-            Class::Fair => self.lb.topo.llc[self.tasks[t].cpu].weight() as u64,
-            Class::Rt | Class::Dl => n,
-        }
+        let rt = self.tasks[t].class() != Class::Fair;
+        let p = Placement {
+            rt,
+            nr_cpus: self.platform.nr_cpus() as u64,
+            asymmetric: !rt && self.platform.is_asymmetric(),
+            eas: self.lb.eas && !self.lb.overutilized,
+            nr_pd: self.platform.freq_domains.len() as u64,
+        };
+        machine::placement_scan(p, || self.lb.topo.llc[self.tasks[t].cpu].weight() as u64)
     }
 
     /// The kernel work an interrupt or path charged to `cpu` delays what it runs now: the
@@ -1590,34 +1501,34 @@ impl Kernel {
         }
     }
 
-    /// Wall time `t`, switched in on `cpu`, spends refilling what it lost of its working set
-    /// and its kernel state since it last ran ([`Memory::cache_refill_ns`]).
-    fn cache_refill_ns(&mut self, t: TaskId, cpu: usize) -> u64 {
+    /// What `t`, switched in on `cpu`, spends refilling what it lost of its working set
+    /// and its kernel state since it last ran ([`machine::cache_refill`]).
+    fn cache_refill(&mut self, t: TaskId, cpu: usize) -> Charge {
         let ws = self.tasks[t].working_set;
         let llc = self.lb.topo.llc_id[cpu];
-        // The mark is of the LLC the task last ran in: the same one in these two cases.
-        let llc_others = || self.llc_touched[llc] - self.tasks[t].llc_mark;
-        let resume = match self.tasks[t].ran_on {
-            Some(c) if c == cpu => Resume::SameCpu {
-                others: self.rqs[cpu].touched_bytes - self.tasks[t].touched_mark,
-                llc_others: llc_others(),
-            },
-            Some(c) if self.lb.topo.share_cache(c, cpu) => Resume::SameLlc {
-                llc_others: llc_others(),
-            },
-            Some(c) => Resume::OtherLlc {
-                distance: self
-                    .platform
-                    .node_distance(self.platform.cpus[c].node, self.platform.cpus[cpu].node),
-            },
-            None => Resume::First,
+        let task = &self.tasks[t];
+        // The marks are of the CPU and LLC the task last ran on: the classification reads
+        // them only where those are `cpu` and its LLC.
+        let touched = Touched {
+            cpu_now: self.rqs[cpu].touched_bytes,
+            cpu_mark: task.touched_mark,
+            llc_now: self.llc_touched[llc],
+            llc_mark: task.llc_mark,
         };
-        self.touch(cpu, Memory::footprint(ws));
+        let (topo, platform) = (&self.lb.topo, &self.platform);
+        let resume = machine::resume(
+            task.ran_on,
+            cpu,
+            touched,
+            |c| topo.share_cache(c, cpu),
+            |c| platform.node_distance(platform.cpus[c].node, platform.cpus[cpu].node),
+        );
+        self.touch(cpu, machine::footprint(ws));
         let task = &mut self.tasks[t];
         task.touched_mark = self.rqs[cpu].touched_bytes;
         task.llc_mark = self.llc_touched[llc];
         task.ran_on = Some(cpu);
-        self.memory.cache_refill_ns(ws, resume)
+        machine::cache_refill(&self.memory, ws, resume)
     }
 
     /// `bytes` were touched on `cpu`: they evict from its private cache and its LLC.
@@ -1725,7 +1636,7 @@ impl Kernel {
         if self.idle_exit_pending(cpu, now, q) {
             return;
         }
-        self.charge(cpu, self.costs.schedule_ns);
+        self.pay(cpu, machine::schedule(&self.costs));
         let prev = self.rqs[cpu].curr;
         let mut prev_state = TaskState::Running;
         if let Some(p) = prev {
@@ -1831,24 +1742,18 @@ impl Kernel {
         // loop's own time is not modelled).
         let (start, progress) = match next {
             Some(n) => {
-                let c = self.costs;
                 let mm = self.tasks[n].mm;
-                let mm_switch = if mm != self.rqs[cpu].last_mm {
-                    c.mm_switch_ns
-                } else {
-                    0
-                };
                 let levels = self.queue_levels(n);
-                self.charge(
-                    cpu,
-                    c.context_switch_ns + mm_switch + c.pick_level_ns * (levels - 1),
-                );
-                let refill = self.cache_refill_ns(n, cpu);
+                let switch =
+                    machine::context_switch(&self.costs, mm != self.rqs[cpu].last_mm, levels);
+                self.pay(cpu, switch);
+                let refill = self.cache_refill(n, cpu);
+                self.pay(cpu, refill);
                 let work = self.take_kernel_work(cpu);
                 let rq = &mut self.rqs[cpu];
                 rq.last_mm = mm;
                 let start = now.max(rq.irq_arrival);
-                (start, start + work + refill)
+                (start, start + work)
             }
             None => {
                 self.take_kernel_work(cpu);
@@ -1911,15 +1816,15 @@ impl Kernel {
     fn expire_soft_timers(
         &mut self,
         cpu: usize,
-        mut handled: u64,
+        mut handled: Charge,
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
-        let expiry = self.costs.hrtimer_ns;
+        let expiry = machine::hrtimer_expiry(&self.costs);
         while let Some(t) = self.hrtimers.soft_expired(cpu, now) {
-            self.charge(cpu, expiry);
-            handled += expiry;
-            self.tasks[t].stats.wake_irq_ns = self.work_wall_ns(cpu, handled);
+            self.pay(cpu, expiry);
+            handled.work_ns += expiry.work_ns;
+            self.tasks[t].stats.wake_irq_ns = handled.wall_at(self.rqs[cpu].capacity_cur);
             // `__run_hrtimer()` takes the timer off the base before its callback wakes the
             // sleeper.
             self.hrtimers.cancel(t);
@@ -1935,8 +1840,7 @@ impl Kernel {
         self.update_curr(cpu, now);
         let Some(t) = self.rqs[cpu].curr else { return };
         // The tick interrupt runs in front of the task.
-        let c = self.costs;
-        self.charge(cpu, c.irq_ns + c.tick_ns);
+        self.pay(cpu, machine::tick(&self.costs));
         match self.tasks[t].class() {
             Class::Fair => {
                 if self.fair.task_tick(cpu, now) == Preempt::Yes {
@@ -2134,15 +2038,24 @@ impl Model for Kernel {
                 }
                 self.scheduler_tick(cpu, now, q);
                 // The tick is an hrtimer: its interrupt expires the timers whose range began.
-                let c = self.costs;
-                self.expire_soft_timers(cpu, c.irq_ns + c.tick_ns, now, q);
+                self.expire_soft_timers(cpu, machine::tick(&self.costs), now, q);
                 self.pay_now(cpu, now, q);
                 q.schedule(now + self.variant.tick_ns(), Event::Tick { cpu, gen });
             }
             Event::WorkDone { cpu, gen } => {
-                if gen != self.rqs[cpu].work_gen {
+                let rq = &mut self.rqs[cpu];
+                if gen != rq.work_gen {
                     return false;
                 }
+                let (due, seq) = rq.work_due;
+                if due > now {
+                    // Postponed since it was queued: queued again, as stale as the event
+                    // a new arm would have left behind.
+                    rq.work_queued = Some(due);
+                    q.schedule_at_seq(due, seq, Event::WorkDone { cpu, gen });
+                    return false;
+                }
+                rq.work_queued = None;
                 self.account_progress(cpu, now);
                 if let Some(t) = self.rqs[cpu].curr {
                     let finished = match self.tasks[t].activity {
@@ -2165,12 +2078,10 @@ impl Model for Kernel {
                 // the CPU the task slept on, which leaves idle for it and runs the wake-up.
                 let cpu = self.tasks[task].cpu;
                 self.interrupt_arrives(cpu, now);
-                let c = self.costs;
                 let timer = !self.tasks[task].in_iowait;
-                let irq = c.irq_ns + if timer { c.hrtimer_ns } else { 0 };
-                self.charge(cpu, irq);
-                let irq_wall = self.work_wall_ns(cpu, irq);
-                self.tasks[task].stats.wake_irq_ns = irq_wall;
+                let irq = machine::timer_interrupt(&self.costs, timer);
+                self.pay(cpu, irq);
+                self.tasks[task].stats.wake_irq_ns = irq.wall_at(self.rqs[cpu].capacity_cur);
                 self.try_to_wake_up(task, cpu, false, now, q);
                 if timer {
                     self.expire_soft_timers(cpu, irq, now, q);
@@ -2194,6 +2105,34 @@ impl Model for Kernel {
         }
         self.resched_pending(now, q);
         true
+    }
+}
+
+/// v6.1 `ttwu_queue_cond()` (with `TTWU_QUEUE`): whether a wake-up by `waker` onto `target`
+/// goes through the target's wake list (an IPI; the target does the enqueue) rather than
+/// the waker enqueueing: when the CPUs share no LLC (`share_llc`), or the target is idle
+/// (`target_idle`: nothing queued) where the variant has v6.0's idle-target rule.
+pub fn ttwu_queue_cond(
+    variant: &Variant,
+    waker: usize,
+    target: usize,
+    share_llc: bool,
+    target_idle: bool,
+) -> bool {
+    variant.features.ttwu_queue
+        && target != waker
+        && (!share_llc || (variant.wakelist_idle_target && target_idle))
+}
+
+/// The CPU that pays a wake-up's `payer`, woken by `waker` onto `target`.
+#[inline]
+fn payer_cpu(payer: Payer, waker: usize, target: usize) -> usize {
+    match payer {
+        Payer::Waker => waker,
+        Payer::Target => target,
+        Payer::Running | Payer::Deferred => {
+            unreachable!("a wake-up's charges are the waker's or the target's")
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 use super::core::{Event, Kernel};
 use super::cpuidle::{cluster_state, IdleInput};
 use crate::kernel::tracepoint::{TraceEvent, PWR_EVENT_EXIT};
+use crate::machine;
 use crate::platform::IdleState;
 use schedlab_base::sim::{EventQueue, Time};
 
@@ -188,7 +189,7 @@ impl Kernel {
         // The exit starts when the interrupt that brought the task arrives (an IPI may
         // still be on its way).
         let start = now.max(rq.irq_arrival);
-        let until = start + self.idle_exit_paid_ns(cpu);
+        let until = start + machine::idle_exit(self.idle_exit_paid_ns(cpu)).wall_ns;
         self.cpuidle[cpu].exiting = Some((start, until));
         if until == now {
             return false;

@@ -30,6 +30,7 @@ pub mod pm_qos;
 pub mod rt;
 pub mod sched;
 mod sched_cpufreq;
+pub mod setattr;
 mod syscalls;
 pub mod topology;
 mod touched;

@@ -30,19 +30,15 @@
 //!   wake-up aside), and no data is ever lost or duplicated — the same choice the futex module
 //!   makes for mutexes (the kernel wakes waiters that retry).
 //!
-//! The CPU cost of each read and write (the platform's `IpcCosts`) is charged by the kernel to the task that
-//! does it, after the operation, also when it had blocked.
+//! The CPU cost of each read and write (`machine::channel_op`) is charged by the kernel to the
+//! task that does it, after the operation, also when it had blocked.
 
 use std::collections::VecDeque;
 
 use super::touched::Touched;
-use crate::platform::IpcCosts;
 use crate::workload::{ChannelKind, ChannelSpec};
 
 pub type TaskId = usize;
-
-/// Bytes of one TCP segment on loopback (its 64 KiB MTU, also the GSO limit).
-const TCP_SEGMENT: u64 = 65_536;
 
 /// `sizeof(struct sk_buff)` and `sizeof(struct skb_shared_info)` on arm64/x86-64 (v6.1),
 /// both cache-line aligned.
@@ -73,24 +69,6 @@ pub fn op_footprint(kind: ChannelKind, bytes: u64) -> u64 {
         ChannelKind::Pipe => bytes,
         ChannelKind::Unix | ChannelKind::Tcp | ChannelKind::Udp => bytes + SKB_STRUCT + SKB_SHINFO,
         ChannelKind::Futex => 0,
-    }
-}
-
-/// CPU time (ns at capacity 1024) of one send (`send`) or receive of `bytes` on a channel
-/// of `kind` with the platform's channel costs `k`; `syscall_ns` is the cost of a futex
-/// operation.
-pub fn op_ns(k: &IpcCosts, kind: ChannelKind, send: bool, bytes: u64, syscall_ns: u64) -> u64 {
-    let copy = bytes.saturating_mul(k.copy_ps_per_byte) / 1000;
-    match kind {
-        ChannelKind::Pipe => k.pipe_op_ns + copy,
-        ChannelKind::Unix => k.unix_op_ns + copy,
-        ChannelKind::Udp if send => k.inet_op_ns + k.net_rx_ns + copy,
-        ChannelKind::Tcp if send => {
-            let segment = (k.inet_op_ns + k.net_rx_ns).saturating_mul(bytes) / TCP_SEGMENT;
-            k.tcp_send_ns + copy + segment
-        }
-        ChannelKind::Tcp | ChannelKind::Udp => k.inet_op_ns + copy,
-        ChannelKind::Futex => syscall_ns,
     }
 }
 
@@ -733,17 +711,5 @@ mod tests {
         assert_eq!(c.take_completed()[0].task, 2);
         assert_eq!(c.chans[0].stats.max_queued, 0);
         c.check_invariants();
-    }
-
-    #[test]
-    fn sockets_cost_more_than_pipes_and_bytes_cost_more() {
-        let k = crate::platform::preset("smp8").unwrap().costs.ipc;
-        let op = |kind, send, bytes| op_ns(&k, kind, send, bytes, 500);
-        assert!(op(ChannelKind::Pipe, true, 100) < op(ChannelKind::Unix, true, 100));
-        assert!(op(ChannelKind::Udp, true, 64) < op(ChannelKind::Udp, true, 16384));
-        // Small TCP sends are coalesced: far cheaper than a datagram each.
-        assert!(op(ChannelKind::Tcp, true, 64) * 4 < op(ChannelKind::Udp, true, 64));
-        // The loopback softirq runs on the sending side.
-        assert!(op(ChannelKind::Udp, false, 64) < op(ChannelKind::Udp, true, 64));
     }
 }

@@ -8,6 +8,7 @@
 
 use super::core::{Event, Kernel};
 use super::sched::Class;
+use super::uclamp::rt_task_fits_capacity;
 use schedlab_base::sim::{EventQueue, Time};
 use std::collections::VecDeque;
 
@@ -96,11 +97,18 @@ impl RtRq {
     }
 
     /// Queued tasks other than `except`, highest priority first (for pulling).
+    /// The levels come from the bitmap (`sched_find_first_bit` and on), not a walk of all 100.
     pub fn waiting(&self, except: Option<TaskId>) -> impl Iterator<Item = TaskId> + '_ {
-        self.queues
-            .iter()
-            .flat_map(|q| q.iter().copied())
-            .filter(move |&t| Some(t) != except)
+        let mut levels = self.bitmap;
+        std::iter::from_fn(move || {
+            (levels != 0).then(|| {
+                let prio = levels.trailing_zeros() as usize;
+                levels &= levels - 1;
+                prio
+            })
+        })
+        .flat_map(|prio| self.queues[prio].iter().copied())
+        .filter(move |&t| Some(t) != except)
     }
 }
 
@@ -252,5 +260,96 @@ mod tests {
         assert_eq!(rq.pick(), None);
         assert!(bw.replenish(&mut rq));
         assert_eq!(rq.pick(), Some(1));
+    }
+}
+
+/// RT placement (`select_task_rq_rt()`, `find_lowest_rq()` over cpupri).
+impl Kernel {
+    /// `rt_task_fits_capacity()`: on asymmetric systems a CPU fits an RT task when its
+    /// capacity covers the task's effective uclamp min (capped by its max).
+    pub(super) fn rt_fits(&self, cpu: usize, clamp: (u32, u32)) -> bool {
+        !self.platform.is_asymmetric()
+            || rt_task_fits_capacity(clamp.0, clamp.1, self.platform.cpus[cpu].capacity_orig)
+    }
+
+    /// The `cpupri` level of a CPU: 0 for a CPU running fair tasks or nothing, 1..=99 for
+    /// the highest RT priority queued, 100 with a deadline task.
+    pub(super) fn cpupri(&self, cpu: usize) -> u32 {
+        let rq = &self.rqs[cpu];
+        if rq.dl.nr_running() > 0 {
+            100
+        } else {
+            rq.rt.highest_prio().map_or(0, |p| 99 - p as u32)
+        }
+    }
+
+    /// `select_task_rq_rt()`: stay unless the CPU runs an RT task of higher or equal
+    /// priority or does not fit the task; then `find_lowest_rq()`.
+    pub(super) fn select_task_rq_rt(&mut self, t: TaskId, prev: usize) -> usize {
+        let clamp = self.uclamp_eff(t);
+        let prio = self.tasks[t].prio();
+        let curr_blocks = self.rqs[prev].curr.is_some_and(|c| {
+            let c = &self.tasks[c];
+            c.class() == Class::Rt && c.prio() <= prio
+        });
+        let fits = self.rt_fits(prev, clamp);
+        let allowed = self.tasks[t].cpus_allowed;
+        if !allowed.contains(prev) {
+            // select_fallback_rq(): the task may not stay where it was.
+            return self
+                .find_lowest_rq(t, prev, clamp)
+                .or_else(|| allowed.iter().next())
+                .unwrap_or(prev);
+        }
+        if curr_blocks || !fits {
+            if let Some(target) = self.find_lowest_rq(t, prev, clamp) {
+                // Moving only for a better fit is pointless if the search found none.
+                let pointless = !curr_blocks && !self.rt_fits(target, clamp);
+                if !pointless && (prio as u32) < 99 - self.cpupri(target).min(99) {
+                    return target;
+                }
+            }
+        }
+        prev
+    }
+
+    /// `find_lowest_rq()` over `cpupri_find_fitness()`: the CPUs of the lowest priority level
+    /// below the task's that it may use and that fit it (any of that level if none fits);
+    /// prefer the task's CPU, then the lowest-numbered one.
+    pub(super) fn find_lowest_rq(
+        &self,
+        t: TaskId,
+        prev: usize,
+        clamp: (u32, u32),
+    ) -> Option<usize> {
+        let allowed = self.tasks[t].cpus_allowed;
+        let task_pri = 99 - self.tasks[t].prio().clamp(0, 99) as u32;
+        // The lowest cpupri level below the task's among the CPUs it may use.
+        let level = allowed
+            .iter()
+            .filter(|&c| c < self.platform.nr_cpus())
+            .map(|c| self.cpupri(c))
+            .filter(|&l| l < task_pri)
+            .min()?;
+        // (first, prev is one) among the fitting CPUs and among all CPUs of that level.
+        let (mut fit, mut any) = ((None, false), (None, false));
+        for c in allowed
+            .iter()
+            .filter(|&c| c < self.platform.nr_cpus() && self.cpupri(c) == level)
+        {
+            let set = if self.rt_fits(c, clamp) {
+                &mut fit
+            } else {
+                &mut any
+            };
+            set.0.get_or_insert(c);
+            set.1 |= c == prev;
+        }
+        let chosen = if fit.0.is_some() { fit } else { any };
+        if chosen.1 {
+            Some(prev)
+        } else {
+            chosen.0
+        }
     }
 }

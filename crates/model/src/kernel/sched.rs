@@ -10,6 +10,7 @@ use super::sched_cpufreq::CpuTimesAcc;
 use super::uclamp::{RqUclamp, TaskUclamp};
 use crate::workload::{CpuSet, Policy, Thread};
 use schedlab_base::LatencyHistogram;
+use std::fmt;
 
 pub type TaskId = usize;
 
@@ -301,6 +302,12 @@ pub struct Rq {
     pub tick_on: bool,
     /// Generation of the running task's completion event.
     pub work_gen: u64,
+    /// The time the queued completion event of `work_gen` fires at, while it is queued (an
+    /// arm that moves the completion later keeps that event: it fires, then is queued
+    /// again at `work_due`).
+    pub work_queued: Option<u64>,
+    /// The running task's completion: its time and the event sequence number reserved for it.
+    pub work_due: (u64, u64),
     /// From when the running task's work progresses (after the context-switch cost); work
     /// before this instant has been accounted.
     pub progress_ts: u64,
@@ -372,5 +379,39 @@ mod tests {
         }
         assert_eq!(r.per_cpu(), vec![(0, 11), (3, 17), (200, 10)]);
         assert_eq!(CpuRuntime::default().per_cpu(), vec![]);
+    }
+}
+
+/// Error numbers the scheduler's user interfaces return, by name.
+#[allow(clippy::upper_case_acronyms)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Errno {
+    EPERM,
+    /// No such file: the root cgroup has no `cpu.uclamp.*`.
+    ENOENT,
+    ESRCH,
+    E2BIG,
+    EINVAL,
+    ERANGE,
+    EOPNOTSUPP,
+}
+
+impl Errno {
+    pub fn name(self) -> &'static str {
+        match self {
+            Errno::EPERM => "EPERM",
+            Errno::ENOENT => "ENOENT",
+            Errno::ESRCH => "ESRCH",
+            Errno::E2BIG => "E2BIG",
+            Errno::EINVAL => "EINVAL",
+            Errno::ERANGE => "ERANGE",
+            Errno::EOPNOTSUPP => "EOPNOTSUPP",
+        }
+    }
+}
+
+impl fmt::Display for Errno {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }

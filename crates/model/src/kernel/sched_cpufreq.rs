@@ -9,6 +9,7 @@ use super::cpufreq::{Action, CpuTimes, CpuUtil, FreqChange};
 use super::fair::Fair;
 use super::sched::{Class, Rq, Task};
 use crate::kernel::tracepoint::TraceEvent;
+use crate::machine;
 use crate::platform::Platform;
 use schedlab_base::sim::{EventQueue, Time};
 
@@ -106,7 +107,7 @@ impl Kernel {
             // The sugov kthread or the dbs kworker runs the work shortly after; their own
             // CPU time is not modelled.
             Some(Action::QueueWork { policy, .. }) => q.schedule(
-                now + self.variant.cost_cpufreq_work_ns,
+                now + machine::cpufreq_work(&self.costs).wall_ns,
                 Event::CpufreqWork { policy },
             ),
         }

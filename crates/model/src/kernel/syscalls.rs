@@ -8,17 +8,20 @@ use super::core::{dl_entity, split_priority, task_ref, AdminRecord, Event, Kerne
 use super::fair::{LoadWeight, QueueFlags};
 use super::futex::Outcome;
 use super::pipe::SendOutcome;
+use super::sched::Errno;
 use super::sched::{Activity, Class, Task, TaskId, TaskState};
-use super::uclamp::{
-    apply_setattr_uclamp, setattr_syscall_checks, sync_rt_default, validate_setattr, Errno,
-    SchedAttr, SetattrConfig, SetattrTask, SCHED_ATTR_SIZE_VER1, SCHED_ATTR_SIZE_VER2, SCHED_BATCH,
-    SCHED_DEADLINE, SCHED_FIFO, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_KEEP_PARAMS,
-    SCHED_FLAG_LATENCY_NICE, SCHED_FLAG_RESET_ON_FORK, SCHED_FLAG_UTIL_CLAMP,
-    SCHED_FLAG_UTIL_CLAMP_MAX, SCHED_FLAG_UTIL_CLAMP_MIN, SCHED_IDLE, SCHED_NORMAL, SCHED_RR,
+use super::setattr::{
+    setattr_syscall_checks, validate_setattr, SchedAttr, SetattrConfig, SetattrTask,
+    SCHED_ATTR_SIZE_VER1, SCHED_ATTR_SIZE_VER2, SCHED_BATCH, SCHED_DEADLINE, SCHED_FIFO,
+    SCHED_FLAG_KEEP_ALL, SCHED_FLAG_KEEP_PARAMS, SCHED_FLAG_LATENCY_NICE, SCHED_FLAG_RESET_ON_FORK,
+    SCHED_FLAG_UTIL_CLAMP, SCHED_FLAG_UTIL_CLAMP_MAX, SCHED_FLAG_UTIL_CLAMP_MIN, SCHED_IDLE,
+    SCHED_NORMAL, SCHED_RR,
 };
+use super::uclamp::{apply_setattr_uclamp, sync_rt_default};
 use super::variant::AdminTarget;
 use super::variant::LatencyNice;
 use crate::kernel::tracepoint::TraceEvent;
+use crate::machine;
 use crate::platform::SCHED_CAPACITY_SCALE;
 use crate::workload::{CpuSet, Policy, SchedParams, Syscall, UserCtx};
 use schedlab_base::sim::{EventQueue, Time};
@@ -35,7 +38,7 @@ impl Kernel {
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
-        let cost = self.costs.syscall_ns * SCHED_CAPACITY_SCALE as u64;
+        let cost = machine::syscall(&self.costs).work_ns * SCHED_CAPACITY_SCALE as u64;
         self.thread_start(t, cpu, now);
         let task = &mut self.tasks[t];
         let mut ctx = UserCtx {
@@ -167,12 +170,10 @@ impl Kernel {
         self.arm_work(cpu, now, q);
     }
 
-    /// CPU work (capacity·ns) of one channel read or write of `bytes`.
+    /// CPU work (capacity·ns) of one channel read or write of `bytes`, the task's own.
     fn channel_op_work(&self, chan: usize, send: bool, bytes: u64) -> u64 {
         let kind = self.channels.chans[chan].kind;
-        let costs = &self.costs;
-        super::pipe::op_ns(&costs.ipc, kind, send, bytes, costs.syscall_ns)
-            * SCHED_CAPACITY_SCALE as u64
+        machine::channel_op(&self.costs, kind, send, bytes).work_ns * SCHED_CAPACITY_SCALE as u64
     }
 
     /// The data of a channel read or write of `bytes` done on `cpu` evicts from its caches.
@@ -240,6 +241,7 @@ impl Kernel {
         task.activity = Activity::Next;
         let cpu = task.cpu;
         self.rqs[cpu].work_gen += 1;
+        self.rqs[cpu].work_queued = None;
         self.resched_curr(cpu);
     }
 
@@ -331,7 +333,7 @@ impl Kernel {
         let (old_class, old_prio) = (self.tasks[t].class(), self.tasks[t].prio());
         self.dequeue_task(t, cpu, QueueFlags::default(), now, q);
         change(self, t);
-        self.enqueue_task(t, cpu, QueueFlags::default(), false, now, q);
+        self.enqueue_task(t, cpu, cpu, QueueFlags::default(), false, now, q);
         if running && self.tasks[t].class() == Class::Fair {
             self.fair.set_next_entity(cpu, self.tasks[t].se, now);
         }

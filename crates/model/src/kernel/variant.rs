@@ -238,9 +238,6 @@ pub struct Variant {
     /// `cost.*` and `memory.*` written with `--set`: replace the platform's `[costs]` and
     /// `[memory]` values (see [`Variant::machine`]), in the order written.
     pub machine_sets: Vec<(String, u64)>,
-    /// Delay between schedutil queueing its kthread work (drivers without fast switch) or a
-    /// dbs governor queueing its work and that work setting the frequency.
-    pub cost_cpufreq_work_ns: u64,
     /// Blocking I/O service times vary uniformly by ± this percentage (seeded): devices
     /// are not metronomes, and a perfectly periodic I/O loop phase-locks with the governor.
     pub io_jitter_pct: u64,
@@ -328,7 +325,6 @@ impl Default for Variant {
             sched_rt_period_us: 1_000_000,
             sched_rr_timeslice_ms: 100,
             machine_sets: Vec::new(),
-            cost_cpufreq_work_ns: 50_000,
             io_jitter_pct: 10,
             start_spread_ns: 20_000,
             timer_slack_ns: 0,
@@ -425,7 +421,6 @@ const KNOBS: &[Knob] = &[
     knob!("kernel.sched_rt_runtime_us", Int(-1, INT_MAX), sched_rt_runtime_us, "RT throttling: RT time per period (-1: off); at most the period (sched_rt_global_validate, EINVAL)"),
     knob!("kernel.sched_rt_period_us", Uint(1, INT_MAX as u64), sched_rt_period_us, "RT throttling period; at least the runtime (sched_rt_global_validate, EINVAL)"),
     knob!("kernel.sched_rr_timeslice_ms", Int(i32::MIN as i64, INT_MAX), sched_rr_timeslice_ms, "SCHED_RR timeslice; 0 or less resets it to RR_TIMESLICE, 100 ms (sched_rr_handler)"),
-    knob!("cost.cpufreq_work_ns", Uint(0, 1_000_000_000), cost_cpufreq_work_ns, "delay of schedutil's kthread / a dbs governor's work"),
     knob!("model.start_spread_ns", Uint(0, 1_000_000_000), start_spread_ns, "initial threads start at seeded random times in this window"),
     knob!("model.timer_slack_ns", Uint(0, 1_000_000_000), timer_slack_ns, "how late a fair task's timed sleep may end unless its workload says (the kernel's default is 50000; 0 matches seed 002's idle cyclictest)"),
     knob!("model.io_jitter_pct", Uint(0, 100), io_jitter_pct, "blocking I/O service times vary by ± this percentage (seeded)"),

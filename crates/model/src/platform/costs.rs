@@ -1,12 +1,13 @@
 //! The machine's time: what the kernel paths the model runs cost the CPU that runs them
 //! (a platform file's `[costs]` table), and the memory hierarchy a task's working set is
-//! refilled from (`[memory]`).
+//! refilled from (`[memory]`). These are the parameters; the rules that apply them, path by
+//! path, with who pays, are `machine.rs`.
 //!
 //! Costs are **work**, in ns of CPU time on a CPU of capacity 1024 at its highest OPP (the
 //! unit of rt-app's `run`): the kernel executes them at the CPU's current capacity, so the
 //! same path takes longer on a LITTLE core and at a low OPP, as on the hardware. Only
 //! `ipi_latency_ns` (the interrupt controller delivering an IPI), `uclamp_rq_op_ns` (cache
-//! misses) and the memory bandwidths are wall time.
+//! misses), `cpufreq_work_ns` (a delay) and the memory bandwidths are wall time.
 //!
 //! A platform file may leave any key out; it then comes from [`Costs::for_uarch`]: the cycles
 //! each path takes on a Cortex-A53 ([`A53_CYCLES`]) over the CPU's work per cycle relative to
@@ -82,6 +83,9 @@ pub struct Costs {
     /// `rq->uclamp[].bucket[]` and `p->uclamp[]` it takes, which wait on memory whatever the
     /// core and its frequency.
     pub uclamp_rq_op_ns: u64,
+    /// Wall time from schedutil queueing its kthread's work (drivers without fast switch), or
+    /// a dbs governor queueing its work, to that work setting the frequency.
+    pub cpufreq_work_ns: u64,
     #[serde(flatten)]
     pub ipc: IpcCosts,
 }
@@ -123,20 +127,6 @@ pub struct Memory {
 /// task → its entity → its stack…), so each pays the miss latency; the user data the task
 /// then touches is its working set, refilled at the memory's bandwidth.
 pub const TASK_STATE_LINES: u64 = 74;
-
-/// Where a task switched in on a CPU finds what it had in the caches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Resume {
-    /// Its first run: a cold start, not a refill.
-    First,
-    /// On the CPU it last ran on, after `others` bytes were touched on that CPU since and
-    /// `llc_others` in its LLC (by all of the LLC's CPUs, these included).
-    SameCpu { others: u64, llc_others: u64 },
-    /// Moved to another CPU of its LLC, after `llc_others` bytes were touched in the LLC.
-    SameLlc { llc_others: u64 },
-    /// Moved across LLCs, to a CPU `distance` away from its old one's node (10 local).
-    OtherLlc { distance: u32 },
-}
 
 /// A key of `[costs]` or `[memory]` as `--set cost.<name>` / `memory.<name>` and
 /// `schedlab switches` show it.
@@ -214,6 +204,11 @@ pub const COST_FIELDS: &[MachineField] = &[
         0,
         "one uclamp fast-path bucket operation while the static key is on, wall time (seeds 000, 001)",
     ),
+    field(
+        "cpufreq_work_ns",
+        0,
+        "delay of schedutil's kthread / a dbs governor's work, wall time",
+    ),
     field("pipe_op_ns", 1, "one pipe read or write"),
     field("unix_op_ns", 1, "one AF_UNIX stream read or write"),
     field(
@@ -287,6 +282,10 @@ pub struct PathCycles {
 /// Juno A57 (Qais: 16.1762 µs/op compiled out, 17.12574 µs/op compiled in, 0.949 µs per round
 /// trip over its 8 bucket operations).
 const UCLAMP_RQ_OP_NS: u64 = 119;
+
+/// Wall time from cpufreq work being queued to it setting the frequency: the kthread's or
+/// kworker's wake-up and switch-in on a CPU of the policy, 50 µs on any core.
+const CPUFREQ_WORK_NS: u64 = 50_000;
 
 /// The relative sizes follow the code each path runs (functions called, loops, locks, the
 /// cache lines touched): interrupt entry/exit ≈ hrtimer expiry ≈ 0.55 of a context switch;
@@ -381,6 +380,7 @@ impl Costs {
             ipi_latency_ns: if apic { 500 } else { 1_000 },
             lb_cpu_ns: ns(c.lb_cpu),
             uclamp_rq_op_ns: UCLAMP_RQ_OP_NS,
+            cpufreq_work_ns: CPUFREQ_WORK_NS,
             ipc: IpcCosts::for_scale(|cycles| ns(cycles).max(1)),
         }
     }
@@ -466,50 +466,6 @@ impl Memory {
             dram_latency_ns: 150,
         }
     }
-
-    /// Wall time to refill `bytes` at `mb_s`.
-    pub fn refill_ns(bytes: u64, mb_s: u64) -> u64 {
-        // 1 MB/s = 1 byte per µs = 1 byte per 1000 ns.
-        bytes.saturating_mul(1000) / mb_s.max(1)
-    }
-
-    /// What a task touches on its CPU at a switch-in: its working set and its kernel state.
-    pub fn footprint(ws: u64) -> u64 {
-        ws.saturating_add(TASK_STATE_LINES * 64)
-    }
-
-    /// Wall time a task with working set `ws` spends, switched in after `resume`, refilling
-    /// what it lost: of its working set, what was touched on its CPU since (or all of the
-    /// private cache's share after a move in the LLC, the LLC's share after a move across
-    /// LLCs) at the bandwidth; of its kernel state as much, one miss latency per line. Both
-    /// come from the LLC, or from memory once more than the LLC holds was touched in it
-    /// since, or after a move across LLCs.
-    pub fn cache_refill_ns(&self, ws: u64, resume: Resume) -> u64 {
-        let (private, llc) = (self.private_kib * 1024, self.llc_kib * 1024);
-        let state = TASK_STATE_LINES * 64;
-        let evicted = |llc_others: u64| (llc_others > llc).then_some(10);
-        let (ws_lost, state_lost, distance) = match resume {
-            Resume::First => return 0,
-            Resume::SameCpu { others, llc_others } => (
-                ws.min(private).min(others),
-                state.min(others),
-                evicted(llc_others),
-            ),
-            Resume::SameLlc { llc_others } => (ws.min(private), state, evicted(llc_others)),
-            Resume::OtherLlc { distance } => (ws.min(llc), state, Some(distance.max(10))),
-        };
-        let lines = state_lost.div_ceil(64);
-        match distance {
-            None => Memory::refill_ns(ws_lost, self.llc_mb_s)
-                .saturating_add(lines.saturating_mul(self.llc_latency_ns)),
-            Some(d) => {
-                let d = u64::from(d);
-                let latency = self.dram_latency_ns.saturating_mul(d) / 10;
-                Memory::refill_ns(ws_lost, self.dram_mb_s.saturating_mul(10) / d)
-                    .saturating_add(lines.saturating_mul(latency))
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -545,7 +501,7 @@ mod tests {
         assert_eq!(one.schedule_ns, 2 * two.schedule_ns);
         assert_eq!((one.ipi_latency_ns, two.ipi_latency_ns), (500, 500));
         for f in COST_FIELDS {
-            let wall = ["ipi_latency_ns", "uclamp_rq_op_ns"].contains(&f.name);
+            let wall = ["ipi_latency_ns", "uclamp_rq_op_ns", "cpufreq_work_ns"].contains(&f.name);
             assert_eq!(a53_cycles(f.name).is_none(), wall, "{}", f.name);
         }
     }

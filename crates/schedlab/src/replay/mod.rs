@@ -101,7 +101,7 @@ pub fn is_trace(path: &Path) -> bool {
         .is_some_and(|l| l.starts_with("cpus=") || l.starts_with("version ="))
 }
 
-/// A trace's text: the file, or for a trace.dat what `trace-cmd report` prints of it.
+/// A trace's text: the file, or for a trace.dat what `trace-cmd report -t` prints of it.
 pub fn load_text(path: &Path) -> Result<String, InputError> {
     let file = path.display().to_string();
     let dat = path.extension().is_some_and(|e| e == "dat")
@@ -111,6 +111,8 @@ pub fn load_text(path: &Path) -> Result<String, InputError> {
     let bytes = if dat {
         let out = std::process::Command::new("trace-cmd")
             .arg("report")
+            // The times in ns (`-t`), as the text trace has them; without it, µs.
+            .arg("-t")
             .arg("-i")
             .arg(path)
             .output()

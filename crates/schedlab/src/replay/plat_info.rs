@@ -834,6 +834,113 @@ pub fn nearest_preset(info: &PlatInfo) -> Option<Platform> {
     best.map(|(_, p)| p)
 }
 
+/// Frequency domain `d` of `p` from `info`: its OPPs (the plat_info's frequencies; powers
+/// from its energy model, else the preset's at the same frequency) and its idle states'
+/// powers. The OPPs whose power came from the preset and the per-OPP capacities that differ
+/// from capacity × f / f_max are added to the two lists.
+fn derive_domain(
+    info: &PlatInfo,
+    p: &mut Platform,
+    d: usize,
+    file: &str,
+    opps_from_preset: &mut Vec<String>,
+    per_opp_capacity: &mut Vec<String>,
+) -> Result<(), InputError> {
+    let em_cpu = |c: usize| info.em_cpus.iter().find(|n| n.cpus == [c]);
+    let has_em = !info.em_cpus.is_empty();
+    let cpus = p.freq_domains[d].cpus.clone();
+    let first = cpus[0];
+    let freqs: Vec<u32> = match info.freqs.get(&first) {
+        Some(f) => f.clone(),
+        None => em_cpu(first).map_or_else(
+            || p.freq_domains[d].opps.iter().map(|o| o.freq_khz).collect(),
+            |n| n.active.iter().map(|a| a.khz).collect(),
+        ),
+    };
+    for &c in &cpus {
+        if let Some(f) = info.freqs.get(&c) {
+            if *f != freqs {
+                return Err(InputError::new(
+                    file,
+                    format!("freqs.{c}"),
+                    format!("the frequencies of CPU {first}, which shares its frequency domain"),
+                    format!("{f:?}"),
+                ));
+            }
+        }
+    }
+    let old = p.freq_domains[d].opps.clone();
+    let cluster = info.em_clusters.iter().find(|n| {
+        let mut a = n.cpus.clone();
+        a.sort_unstable();
+        a == cpus
+    });
+    let mut opps = Vec::with_capacity(freqs.len());
+    for &khz in &freqs {
+        let node_power = em_cpu(first).and_then(|n| n.active.iter().find(|a| a.khz == khz));
+        let preset_opp = old.iter().find(|o| o.freq_khz == khz);
+        let power_mw = match (node_power, preset_opp) {
+            (Some(a), _) => a.power_mw,
+            (None, Some(o)) if !has_em => {
+                opps_from_preset.push(format!("{} MHz", khz / 1000));
+                o.power_mw
+            }
+            _ => {
+                return Err(InputError::new(
+                    file,
+                    format!("nrg-model (CPU {first})"),
+                    format!("the power of the OPP {khz} kHz"),
+                    "none",
+                ))
+            }
+        };
+        // Capacities per OPP are derived as capacity_orig × f / f_max: say where the
+        // plat_info's differ by more than rounding.
+        if let Some(cap) = node_power.and_then(|a| a.capacity) {
+            let max = *freqs.last().expect("an OPP") as f64;
+            let derived = info.capacities[first] as f64 * khz as f64 / max;
+            if (cap - derived).abs() > 1.0 {
+                per_opp_capacity.push(format!(
+                    "CPU {first} at {khz} kHz: {cap:.0}, derived {derived:.0}"
+                ));
+            }
+        }
+        let cluster_power_mw = match cluster {
+            Some(n) => n
+                .active
+                .iter()
+                .find(|a| a.khz == khz)
+                .map_or(0.0, |a| a.power_mw),
+            None if has_em => 0.0,
+            None => preset_opp.map_or(0.0, |o| o.cluster_power_mw),
+        };
+        opps.push(Opp {
+            freq_khz: khz,
+            power_mw,
+            cluster_power_mw,
+        });
+    }
+    p.freq_domains[d].opps = opps;
+    // Idle states: the preset's (their latencies), the power the energy model gives.
+    if has_em {
+        for &c in &cpus {
+            let node = em_cpu(c);
+            for s in &mut p.cpus[c].idle_states {
+                s.power_mw = node
+                    .and_then(|n| n.idle.iter().find(|(k, _)| *k == s.name))
+                    .map_or(0.0, |(_, w)| *w);
+            }
+        }
+        let states: &mut Vec<IdleState> = &mut p.freq_domains[d].cluster_idle_states;
+        for s in states.iter_mut() {
+            s.power_mw = cluster
+                .and_then(|n| n.idle.iter().find(|(k, _)| *k == s.name))
+                .map_or(0.0, |(_, w)| *w);
+        }
+    }
+    Ok(())
+}
+
 /// The platform of `info`: the nearest preset with the plat_info's capacities, OPPs and
 /// energy model put in. None when no preset has its CPUs in its frequency domains.
 pub fn derive(info: &PlatInfo, file: &str) -> Result<Option<Derived>, InputError> {
@@ -855,103 +962,18 @@ pub fn derive(info: &PlatInfo, file: &str) -> Result<Option<Derived>, InputError
     }
     // OPPs: the plat_info's frequencies; powers from its energy model, else the preset's at
     // the same frequency.
-    let em_cpu = |c: usize| info.em_cpus.iter().find(|n| n.cpus == [c]);
     let has_em = !info.em_cpus.is_empty();
     let mut opps_from_preset = Vec::new();
     let mut per_opp_capacity = Vec::new();
     for d in 0..p.freq_domains.len() {
-        let cpus = p.freq_domains[d].cpus.clone();
-        let first = cpus[0];
-        let freqs: Vec<u32> = match info.freqs.get(&first) {
-            Some(f) => f.clone(),
-            None => em_cpu(first).map_or_else(
-                || p.freq_domains[d].opps.iter().map(|o| o.freq_khz).collect(),
-                |n| n.active.iter().map(|a| a.khz).collect(),
-            ),
-        };
-        for &c in &cpus {
-            if let Some(f) = info.freqs.get(&c) {
-                if *f != freqs {
-                    return Err(InputError::new(
-                        file,
-                        format!("freqs.{c}"),
-                        format!(
-                            "the frequencies of CPU {first}, which shares its frequency domain"
-                        ),
-                        format!("{f:?}"),
-                    ));
-                }
-            }
-        }
-        let old = p.freq_domains[d].opps.clone();
-        let cluster = info.em_clusters.iter().find(|n| {
-            let mut a = n.cpus.clone();
-            a.sort_unstable();
-            a == cpus
-        });
-        let mut opps = Vec::with_capacity(freqs.len());
-        for &khz in &freqs {
-            let node_power = em_cpu(first).and_then(|n| n.active.iter().find(|a| a.khz == khz));
-            let preset_opp = old.iter().find(|o| o.freq_khz == khz);
-            let power_mw = match (node_power, preset_opp) {
-                (Some(a), _) => a.power_mw,
-                (None, Some(o)) if !has_em => {
-                    opps_from_preset.push(format!("{} MHz", khz / 1000));
-                    o.power_mw
-                }
-                _ => {
-                    return Err(InputError::new(
-                        file,
-                        format!("nrg-model (CPU {first})"),
-                        format!("the power of the OPP {khz} kHz"),
-                        "none",
-                    ))
-                }
-            };
-            // Capacities per OPP are derived as capacity_orig × f / f_max: say where the
-            // plat_info's differ by more than rounding.
-            if let Some(cap) = node_power.and_then(|a| a.capacity) {
-                let max = *freqs.last().expect("an OPP") as f64;
-                let derived = info.capacities[first] as f64 * khz as f64 / max;
-                if (cap - derived).abs() > 1.0 {
-                    per_opp_capacity.push(format!(
-                        "CPU {first} at {khz} kHz: {cap:.0}, derived {derived:.0}"
-                    ));
-                }
-            }
-            let cluster_power_mw = match cluster {
-                Some(n) => n
-                    .active
-                    .iter()
-                    .find(|a| a.khz == khz)
-                    .map_or(0.0, |a| a.power_mw),
-                None if has_em => 0.0,
-                None => preset_opp.map_or(0.0, |o| o.cluster_power_mw),
-            };
-            opps.push(Opp {
-                freq_khz: khz,
-                power_mw,
-                cluster_power_mw,
-            });
-        }
-        p.freq_domains[d].opps = opps;
-        // Idle states: the preset's (their latencies), the power the energy model gives.
-        if has_em {
-            for &c in &cpus {
-                let node = em_cpu(c);
-                for s in &mut p.cpus[c].idle_states {
-                    s.power_mw = node
-                        .and_then(|n| n.idle.iter().find(|(k, _)| *k == s.name))
-                        .map_or(0.0, |(_, w)| *w);
-                }
-            }
-            let states: &mut Vec<IdleState> = &mut p.freq_domains[d].cluster_idle_states;
-            for s in states.iter_mut() {
-                s.power_mw = cluster
-                    .and_then(|n| n.idle.iter().find(|(k, _)| *k == s.name))
-                    .map_or(0.0, |(_, w)| *w);
-            }
-        }
+        derive_domain(
+            info,
+            &mut p,
+            d,
+            file,
+            &mut opps_from_preset,
+            &mut per_opp_capacity,
+        )?;
     }
     from_info.push("OPPs (freqs)".into());
     if has_em {

@@ -10,7 +10,10 @@
 use super::reader::{Head, PrevState, Reader, Record};
 use schedlab_base::error::InputError;
 use schedlab_base::CpuSet;
-use schedlab_model::platform::{Costs, Memory, Resume};
+use schedlab_model::kernel::core::ttwu_queue_cond;
+use schedlab_model::kernel::Variant;
+use schedlab_model::machine::{self, Charge, Payer, Placement, Touched};
+use schedlab_model::platform::{Costs, Memory};
 use schedlab_model::workload::DEFAULT_WORKING_SET;
 use std::collections::BTreeMap;
 
@@ -135,11 +138,6 @@ impl CpuInfo {
     fn share_llc(&self, a: usize, b: usize) -> bool {
         self.llc.get(a) == self.llc.get(b)
     }
-
-    /// `ns` of kernel work (at capacity 1024) as capacity·ns.
-    fn work(ns: u64) -> u64 {
-        ns * 1024
-    }
 }
 
 /// Who ended a block.
@@ -242,7 +240,7 @@ pub struct TaskTrace {
     last_cpu: Option<usize>,
     woken_at: Option<u64>,
     /// The CPU its last switch-in was on, and the CPU's and its LLC's `touched` after it (the cache
-    /// refill of `core.rs`'s `cache_refill_ns`).
+    /// refill of `machine::cache_refill`).
     ran_on: Option<usize>,
     touched_mark: u64,
     llc_mark: u64,
@@ -348,6 +346,9 @@ impl PidMap {
 
 struct Builder<'i> {
     info: &'i CpuInfo,
+    /// The kernel's switches the trace is taken to have run with: the defaults (its
+    /// wake-list rule).
+    variant: Variant,
     cpus: Vec<Cpu>,
     tasks: Vec<TaskTrace>,
     by_pid: PidMap,
@@ -446,7 +447,7 @@ pub fn read(
         tasks: bld.tasks,
         freq_ns: bld.freq_ns,
         busy_khz: bld.busy_khz,
-        syscall_ns: info.costs.syscall_ns,
+        syscall_ns: machine::syscall(&info.costs).work_ns,
         notes,
     })
 }
@@ -564,6 +565,7 @@ impl<'i> Builder<'i> {
             .collect();
         Builder {
             info,
+            variant: Variant::default(),
             llc_of,
             llc_touched: vec![0; distinct.len()],
             cpus,
@@ -652,12 +654,12 @@ impl<'i> Builder<'i> {
             // The ticks of a busy CPU, on the jiffy grid, run in front of its task.
             let period = self.info.tick_ns.max(1);
             let ticks = ts / period - (ts - dt) / period;
+            let speed = self.info.speed(cpu, c.khz);
             if ticks > 0 {
-                let k = &self.info.costs;
-                c.debt += ticks * CpuInfo::work(k.irq_ns + k.tick_ns);
+                c.debt += ticks * machine::tick(&self.info.costs).capacity_ns(speed);
                 c.debt_at = ts / period * period;
             }
-            let gained = dt * self.info.speed(cpu, c.khz);
+            let gained = dt * speed;
             let paid = gained.min(c.debt);
             c.debt -= paid;
             let task = &mut self.tasks[t];
@@ -773,44 +775,47 @@ impl<'i> Builder<'i> {
         self.end_block(t, end, Waker::Irq, cpu);
         self.tasks[t].woken_at = None;
         let k = self.info.costs;
-        let path = if here {
-            k.irq_ns
-                + if io { 0 } else { k.hrtimer_ns }
-                + k.ttwu_ns
-                + k.select_ns
-                + k.select_cpu_ns * self.scan(t)
+        if here {
+            self.charge(cpu, machine::timer_interrupt(&k, !io), ts);
+            let scan = self.scan(t);
+            self.charge(cpu, machine::wakeup(&k, scan), ts);
         } else {
-            k.irq_ns
-        };
-        self.charge(cpu, CpuInfo::work(path + k.enqueue_ns), ts);
+            self.charge(cpu, machine::ipi(&k).handler, ts);
+        }
+        self.charge(cpu, machine::queue_op(&k, 1, 0), ts);
     }
 
-    /// `cpu` does `work` (capacity·ns) of kernel work at `ts`.
-    fn charge(&mut self, cpu: usize, work: u64, ts: u64) {
+    /// `charge` ([`machine`]'s rules) as capacity·ns of `cpu` at its current speed.
+    fn capacity_ns(&self, cpu: usize, charge: Charge) -> u64 {
+        charge.capacity_ns(self.info.speed(cpu, self.cpus[cpu].khz))
+    }
+
+    /// `cpu` pays `charge` at `ts`.
+    fn charge(&mut self, cpu: usize, charge: Charge, ts: u64) {
+        let work = self.capacity_ns(cpu, charge);
         let c = &mut self.cpus[cpu];
         c.debt += work;
         c.debt_at = ts;
     }
 
-    /// The CPUs `select_task_rq` examines for `t` (`placement_scan` of core.rs).
+    /// The CPUs `select_task_rq` examines for `t` ([`machine::placement_scan`]).
     fn scan(&self, t: usize) -> u64 {
         let n = self.info.capacity.len() as u64;
         let task = &self.tasks[t];
-        if task.prio < 100 {
-            n
-        } else if self.info.asymmetric() {
-            let eas = self.info.eas && !self.overutilized;
-            n + if eas {
-                n * (self.info.nr_pd as u64 + 1)
-            } else {
-                0
-            }
-        } else {
+        let rt = task.prio < 100;
+        let p = Placement {
+            rt,
+            nr_cpus: n,
+            asymmetric: !rt && self.info.asymmetric(),
+            eas: self.info.eas && !self.overutilized,
+            nr_pd: self.info.nr_pd as u64,
+        };
+        machine::placement_scan(p, || {
             let prev = task.last_cpu.unwrap_or(0);
             (0..n as usize)
                 .filter(|&o| self.info.share_llc(prev, o))
                 .count() as u64
-        }
+        })
     }
 
     /// The `sched_waking` of `w`, which ends its block number `block`, logged on the CPU of
@@ -835,13 +840,15 @@ impl<'i> Builder<'i> {
         };
         let io = matches!(self.tasks[w].steps[block], Step::Block(b) if b.uninterruptible);
         self.end_block(w, ts, waker, cpu);
-        let k = self.info.costs;
+        let k = &self.info.costs;
         let irq = match waker {
-            Waker::Irq => k.irq_ns + if io { 0 } else { k.hrtimer_ns },
+            Waker::Irq => self.capacity_ns(cpu, machine::timer_interrupt(k, !io)),
             Waker::Task(_) => 0,
         };
-        let path = CpuInfo::work(irq + k.ttwu_ns + k.select_ns + k.select_cpu_ns * self.scan(w));
-        self.charge(cpu, path, ts);
+        let path = irq + self.capacity_ns(cpu, machine::wakeup(k, self.scan(w)));
+        let c = &mut self.cpus[cpu];
+        c.debt += path;
+        c.debt_at = ts;
         self.tasks[w].wake_from = Some((cpu, ts, path));
     }
 
@@ -852,19 +859,30 @@ impl<'i> Builder<'i> {
         let (c, _, path) = from;
         let k = self.info.costs;
         let busy = self.cpus[target].curr.is_some();
-        let wakelist = target != c && (!self.info.share_llc(c, target) || !busy);
-        let mut lead = path + CpuInfo::work(k.ipi_send_ns);
-        if wakelist {
-            self.charge(c, CpuInfo::work(k.ipi_send_ns), ts);
-            self.charge(target, CpuInfo::work(k.irq_ns + k.enqueue_ns), ts);
-        } else {
-            self.charge(c, CpuInfo::work(k.enqueue_ns), ts);
-            lead += CpuInfo::work(k.enqueue_ns);
+        let share_llc = self.info.share_llc(c, target);
+        let queue = machine::ttwu_queue(
+            &k,
+            ttwu_queue_cond(&self.variant, c, target, share_llc, !busy),
+        );
+        // The IPI the wake-up sends a busy target: the wake list's, or a reschedule.
+        let ipi = queue.ipi.unwrap_or(machine::ipi(&k));
+        let mut lead = path + self.capacity_ns(c, ipi.send);
+        if let Some(ipi) = queue.ipi {
+            self.charge(c, ipi.send, ts);
+            self.charge(target, ipi.handler, ts);
+        }
+        let enqueue = machine::queue_op(&k, 1, 0);
+        match queue.enqueuer {
+            Payer::Waker => {
+                self.charge(c, enqueue, ts);
+                lead += self.capacity_ns(c, enqueue);
+            }
+            _ => self.charge(target, enqueue, ts),
         }
         if target != c && busy {
             let speed = self.info.speed(c, self.cpus[c].khz).max(1);
-            let delay = lead.div_ceil(speed) + k.ipi_latency_ns;
-            self.tasks[w].preempt_ipi = Some((delay, !wakelist, ts, c));
+            let delay = lead.div_ceil(speed) + ipi.delivery_ns;
+            self.tasks[w].preempt_ipi = Some((delay, queue.ipi.is_none(), ts, c));
         }
         if target != c && self.cpus[c].curr.is_none() {
             // An idle CPU whose wake-up went elsewhere did the work on its way back to
@@ -877,17 +895,18 @@ impl<'i> Builder<'i> {
     /// interrupt and delivery when it preempts at once, and the refill of its working set.
     fn switch_in(&mut self, cpu: usize, n: usize, ts: u64, preempted: bool) {
         let k = self.info.costs;
-        let m = self.info.memory;
         let speed = self.info.speed(cpu, self.cpus[cpu].khz);
-        let mut debt = CpuInfo::work(k.context_switch_ns);
+        // Threads of one process at the root group (the trace says neither).
+        let mut debt = machine::context_switch(&k, false, 1).capacity_ns(speed);
         let task = &mut self.tasks[n];
         task.wake_from = None;
         if let Some((delay, own, at, waker)) = task.preempt_ipi.take() {
             if preempted && at == ts {
                 debt += delay * speed;
                 if own {
-                    debt += CpuInfo::work(k.irq_ns);
-                    self.charge(waker, CpuInfo::work(k.ipi_send_ns), ts);
+                    let ipi = machine::ipi(&k);
+                    debt += ipi.handler.capacity_ns(speed);
+                    self.charge(waker, ipi.send, ts);
                 }
             }
         }
@@ -896,28 +915,30 @@ impl<'i> Builder<'i> {
         let ws = DEFAULT_WORKING_SET;
         let task = &self.tasks[n];
         let llc = self.llc_of[cpu];
-        // The mark is of the LLC the task last ran in: the same one in these two cases.
-        let llc_others = || self.llc_touched[llc] - task.llc_mark;
-        let resume = match task.ran_on {
-            Some(c) if c == cpu => Resume::SameCpu {
-                others: self.cpus[cpu].touched - task.touched_mark,
-                llc_others: llc_others(),
-            },
-            Some(c) if self.info.share_llc(c, cpu) => Resume::SameLlc {
-                llc_others: llc_others(),
-            },
-            // The trace's platform description has no NUMA distances.
-            Some(_) => Resume::OtherLlc { distance: 10 },
-            None => Resume::First,
+        let touched = Touched {
+            cpu_now: self.cpus[cpu].touched,
+            cpu_mark: task.touched_mark,
+            llc_now: self.llc_touched[llc],
+            llc_mark: task.llc_mark,
         };
-        debt += m.cache_refill_ns(ws, resume) * speed;
-        self.cpus[cpu].touched += Memory::footprint(ws);
-        self.llc_touched[llc] += Memory::footprint(ws);
+        // The trace's platform description has no NUMA distances.
+        let resume = machine::resume(
+            task.ran_on,
+            cpu,
+            touched,
+            |c| self.info.share_llc(c, cpu),
+            |_| 10,
+        );
+        debt += machine::cache_refill(&self.info.memory, ws, resume).capacity_ns(speed);
+        self.cpus[cpu].touched += machine::footprint(ws);
+        self.llc_touched[llc] += machine::footprint(ws);
         let task = &mut self.tasks[n];
         task.touched_mark = self.cpus[cpu].touched;
         task.llc_mark = self.llc_touched[llc];
         task.ran_on = Some(cpu);
-        self.charge(cpu, debt, ts);
+        let c = &mut self.cpus[cpu];
+        c.debt += debt;
+        c.debt_at = ts;
     }
 
     fn record(
@@ -996,14 +1017,16 @@ impl<'i> Builder<'i> {
                 // `schedule()`, and prev's dequeue when it blocks or exits. What the task
                 // that ran did not pay by now it never pays (its own time took it); work
                 // done at this instant (a wake-up that preempts, a tick) is the switch's.
-                let k = self.info.costs;
+                let k = &self.info.costs;
+                let schedule = self.capacity_ns(cpu, machine::schedule(k));
+                let dequeue = self.capacity_ns(cpu, machine::queue_op(k, 1, 0));
                 let c = &mut self.cpus[cpu];
                 if prev_pid != 0 && c.debt_at < ts {
                     c.debt = 0;
                 }
-                c.debt += CpuInfo::work(k.schedule_ns);
+                c.debt += schedule;
                 if prev_pid != 0 && prev_state != PrevState::Runnable {
-                    c.debt += CpuInfo::work(k.enqueue_ns);
+                    c.debt += dequeue;
                 }
                 c.debt_at = ts;
                 c.curr = None;
@@ -1057,7 +1080,7 @@ impl<'i> Builder<'i> {
                     }
                     // wake_up_new_task(): the enqueue, on the CPU it is queued on.
                     if let Some(t) = target_cpu.filter(|&t| t < self.cpus.len()) {
-                        self.charge(t, CpuInfo::work(self.info.costs.enqueue_ns), ts);
+                        self.charge(t, machine::queue_op(&self.info.costs, 1, 0), ts);
                     }
                     return Ok(());
                 }
