@@ -387,9 +387,6 @@ fn explain_cost_prints_what_machine_rs_charges_for_every_key() {
             "{} KiB working set, moved across",
             DEFAULT_WORKING_SET / 1024
         );
-        let domain = printed("balance_pass", "a domain of");
-        let cpus = &rows.iter().find(|r| r.0 == "balance_pass").unwrap().1;
-        let cpus: u64 = cpus.split_whitespace().nth(3).unwrap().parse().unwrap();
         let checks = [
             (printed("tick", ""), machine::tick(c)),
             (printed("ipi", "send"), machine::ipi(c).send),
@@ -407,7 +404,6 @@ fn explain_cost_prints_what_machine_rs_charges_for_every_key() {
                 machine::cache_refill(m, DEFAULT_WORKING_SET, Resume::OtherLlc { distance: 10 }),
             ),
             (printed("cpufreq_work", ""), machine::cpufreq_work(c)),
-            (domain, machine::balance_pass(c, cpus)),
             (printed("syscall", ""), machine::syscall(c)),
         ];
         for (got, charge) in checks {

@@ -17,7 +17,6 @@ use super::sched::{Class, TaskId};
 use super::sched_cpufreq::cpu_util;
 use super::topology::Topology;
 use crate::kernel::tracepoint::TraceEvent;
-use crate::machine::{self, Charge};
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::workload::{CpuSet, Policy};
 use schedlab_base::sim::{EventQueue, Time};
@@ -1001,18 +1000,15 @@ impl Kernel {
             } else {
                 IdleType::NotIdle
             };
-            self.rebalance_domains(cpu, cpu, idle, now, q);
+            self.rebalance_domains(cpu, idle, now, q);
         }
         self.nohz_balancer_kick(cpu, now, q);
     }
 
-    /// `rebalance_domains()` for `cpu`, run by `runner` (`cpu` itself, or the idle CPU
-    /// that balances for the nohz idle ones): balance each domain whose interval has passed,
-    /// each pass `runner`'s work.
+    /// `rebalance_domains()`: balance each domain whose interval has passed.
     fn rebalance_domains(
         &mut self,
         cpu: usize,
-        runner: usize,
         mut idle: IdleType,
         now: Time,
         q: &mut EventQueue<Event>,
@@ -1027,10 +1023,7 @@ impl Kernel {
             max_cost = max_cost.max(self.lb.sd[cpu][level].max_newidle_lb_cost);
             let mut interval = self.sd_interval(cpu, level, busy);
             if now >= self.lb.sd[cpu][level].last_balance + interval {
-                let moved = self.load_balance(cpu, level, idle, now, q);
-                let cpus = u64::from(self.lb.topo.domains[cpu][level].weight);
-                self.pay_balance(runner, machine::balance_pass(&self.costs, cpus));
-                if moved {
+                if self.load_balance(cpu, level, idle, now, q).0 {
                     idle = if self.cpu_idle(cpu) {
                         IdleType::Idle
                     } else {
@@ -1112,7 +1105,7 @@ impl Kernel {
                 continue;
             }
             if now >= self.lb.next_balance[c] {
-                self.rebalance_domains(c, ilb, IdleType::Idle, now, q);
+                self.rebalance_domains(c, IdleType::Idle, now, q);
             }
             next = next.min(self.lb.next_balance[c]);
         }
@@ -1124,16 +1117,6 @@ impl Kernel {
     fn nohz_enter_idle(&mut self, cpu: usize) {
         self.lb.nohz_idle.set(cpu);
         self.lb.nohz_next_balance = self.lb.nohz_next_balance.min(self.lb.next_balance[cpu]);
-    }
-
-    /// `runner` ran a balancing pass (in its softirq, or in `schedule()` when newly idle):
-    /// its work delays what it runs or pulled; an idle CPU that pulled nothing did it on its
-    /// way back to the idle loop, delaying nothing modelled.
-    fn pay_balance(&mut self, runner: usize, pass: Charge) {
-        let rq = &self.rqs[runner];
-        if rq.curr.is_some() || rq.nr_running > 0 {
-            self.pay(runner, pass);
-        }
     }
 
     /// `update_newidle_cost()`: the domain's max cost rises to `cost`, else decays by ~1%
@@ -1204,13 +1187,9 @@ impl Kernel {
             if avg_idle < curr_cost + self.lb.sd[cpu][level].max_newidle_lb_cost {
                 break;
             }
-            let moved = self.load_balance(cpu, level, IdleType::NewlyIdle, now, q);
-            // What `max_newidle_lb_cost` learns (`sched_clock_cpu` around `load_balance`):
-            // the pass's wall time on this CPU.
-            let cpus = u64::from(self.lb.topo.domains[cpu][level].weight);
-            let pass = machine::balance_pass(&self.costs, cpus);
-            let cost = pass.wall_at(self.rqs[cpu].capacity_cur);
-            self.pay(cpu, pass);
+            let (moved, examined) = self.load_balance(cpu, level, IdleType::NewlyIdle, now, q);
+            let cpus = self.lb.topo.domains[cpu][level].weight as usize;
+            let cost = crate::machine::newidle_pass_estimate_ns(cpus, examined);
             self.update_newidle_cost(cpu, level, cost, now);
             self.lb.stats.newidle_passes += 1;
             curr_cost += cost;
@@ -1299,7 +1278,8 @@ impl Kernel {
         local
     }
 
-    /// `load_balance()` of `dst` at domain `level`: whether tasks were moved to it.
+    /// `load_balance()` of `dst` at domain `level`: whether tasks were moved to it, and how
+    /// many tasks `detach_tasks` examined.
     fn load_balance(
         &mut self,
         dst: usize,
@@ -1307,7 +1287,7 @@ impl Kernel {
         idle: IdleType,
         now: Time,
         q: &mut EventQueue<Event>,
-    ) -> bool {
+    ) -> (bool, usize) {
         let local_idx = self.update_sd_lb_stats(dst, level, idle, now);
         let outcome = if self.lb.eas && !self.lb.overutilized {
             None
@@ -1324,12 +1304,13 @@ impl Kernel {
                     st.interval_ms = (st.interval_ms * 2).min(max);
                 }
             }
-            return false;
+            return (false, 0);
         };
         let Some(src) = self.find_busiest_queue(dst, level, busiest, migration, imbalance) else {
-            return false;
+            return (false, 0);
         };
-        let moved = self.detach_attach_tasks(src, dst, level, idle, migration, imbalance, now, q);
+        let (moved, examined) =
+            self.detach_attach_tasks(src, dst, level, idle, migration, imbalance, now, q);
         let d = &self.lb.topo.domains[dst][level];
         let (min_interval, cache_nice_tries, pct) =
             (d.min_interval_ms, d.cache_nice_tries, d.imbalance_pct);
@@ -1337,7 +1318,7 @@ impl Kernel {
             self.lb.sd[dst][level].nr_balance_failed = 0;
             self.lb.sd[dst][level].interval_ms = min_interval;
             self.lb.stats.lb_migrations += moved;
-            return true;
+            return (true, examined);
         }
         if idle != IdleType::NewlyIdle {
             self.lb.sd[dst][level].nr_balance_failed += 1;
@@ -1360,7 +1341,7 @@ impl Kernel {
             self.lb.sd[dst][level].nr_balance_failed = cache_nice_tries + 1;
             self.lb.sd[dst][level].interval_ms = min_interval;
         }
-        false
+        (false, examined)
     }
 
     /// `find_busiest_group()` + `calculate_imbalance()` over `self.lb.groups`: the busiest
@@ -1535,9 +1516,10 @@ impl Kernel {
         imbalance: u64,
         now: Time,
         q: &mut EventQueue<Event>,
-    ) -> u64 {
+    ) -> (u64, usize) {
         let mut imbalance = imbalance as i128;
         let mut moved = 0;
+        let mut examined = 0;
         let failed = self.lb.sd[dst][level].nr_balance_failed;
         let d = &self.lb.topo.domains[dst][level];
         // can_migrate_task(): a cache-hot task stays until balancing failed more than
@@ -1549,7 +1531,9 @@ impl Kernel {
             }
             let curr = self.rqs[src].curr;
             // detach_tasks() walks the tasks from the tail, entering group queues.
+            let examined_here = std::cell::Cell::new(0);
             let accept = |t: TaskId| {
+                examined_here.set(examined_here.get() + 1);
                 if Some(t) == curr || !self.tasks[t].cpus_allowed.contains(dst) {
                     return false;
                 }
@@ -1574,6 +1558,7 @@ impl Kernel {
                 }
             };
             let pick = self.fair.find_task_rev(src, &accept);
+            examined += examined_here.get();
             let Some(t) = pick else { break };
             imbalance -= match migration {
                 Migration::Load => self.task_load(t).max(1) as i128,
@@ -1587,7 +1572,7 @@ impl Kernel {
                 break;
             }
         }
-        moved
+        (moved, examined)
     }
 
     /// `task_hot()`: `t` ran less than `sysctl_sched_migration_cost` ago (-1 is not a value

@@ -76,8 +76,6 @@ pub struct Costs {
     pub ipi_send_ns: u64,
     /// Wall time from sending an IPI to the target CPU taking it.
     pub ipi_latency_ns: u64,
-    /// Each CPU a load-balance pass scans (`update_sg_lb_stats` per CPU of the domain).
-    pub lb_cpu_ns: u64,
     /// One uclamp fast-path bucket operation (`uclamp_rq_inc_id`, `uclamp_rq_dec_id`, a
     /// `uclamp_rq_max_value` rescan), wall time: the seeds blame the cache misses on
     /// `rq->uclamp[].bucket[]` and `p->uclamp[]` it takes, which wait on memory whatever the
@@ -198,7 +196,6 @@ pub const COST_FIELDS: &[MachineField] = &[
         0,
         "wall time from sending an IPI to the target taking it",
     ),
-    field("lb_cpu_ns", 0, "each CPU a load-balance pass scans"),
     field(
         "uclamp_rq_op_ns",
         0,
@@ -275,7 +272,6 @@ pub struct PathCycles {
     pub context_switch: u64,
     pub mm_switch: u64,
     pub ipi_send: u64,
-    pub lb_cpu: u64,
 }
 
 /// Wall time of one uclamp bucket operation: fitted on seed 000's `perf bench sched pipe` on a
@@ -316,7 +312,6 @@ pub const A53_CYCLES: PathCycles = PathCycles {
     context_switch: 1_180,
     mm_switch: 1_050,
     ipi_send: 260,
-    lb_cpu: 130,
 };
 
 /// Work per cycle relative to a Cortex-A53, from the `capacity-dmips-mhz` the kernel's
@@ -378,7 +373,6 @@ impl Costs {
             // GICv2/GICv3 SGI delivery and the target's exception entry: ~1 µs on the
             // Arm boards (GIC-400 at the interconnect's clock), APIC IPIs ~0.5 µs on x86.
             ipi_latency_ns: if apic { 500 } else { 1_000 },
-            lb_cpu_ns: ns(c.lb_cpu),
             uclamp_rq_op_ns: UCLAMP_RQ_OP_NS,
             cpufreq_work_ns: CPUFREQ_WORK_NS,
             ipc: IpcCosts::for_scale(|cycles| ns(cycles).max(1)),
@@ -388,7 +382,7 @@ impl Costs {
 
 /// The A53 cycles a `[costs]` key is derived from (`irq_ns`, `pipe_op_ns`, …; per KiB for
 /// `copy_ps_per_byte`), or None for the keys that are wall time (`ipi_latency_ns`,
-/// `uclamp_rq_op_ns`).
+/// `uclamp_rq_op_ns`, `cpufreq_work_ns`).
 pub fn a53_cycles(key: &str) -> Option<u64> {
     let c = &A53_CYCLES;
     Some(match key {
@@ -405,7 +399,6 @@ pub fn a53_cycles(key: &str) -> Option<u64> {
         "context_switch_ns" => c.context_switch,
         "mm_switch_ns" => c.mm_switch,
         "ipi_send_ns" => c.ipi_send,
-        "lb_cpu_ns" => c.lb_cpu,
         "pipe_op_ns" => PIPE_OP_CYCLES,
         "unix_op_ns" => UNIX_OP_CYCLES,
         "inet_op_ns" => INET_OP_CYCLES,

@@ -211,16 +211,6 @@ fn rows(p: &Platform, c: &Costs, m: &Memory, cases: &Memory, cpu: usize) -> Vec<
         "queued to frequency set",
         machine::cpufreq_work(c),
     ));
-    for cpus in [llc, n] {
-        r.push(row(
-            "balance_pass",
-            format!("a domain of {cpus} CPUs"),
-            machine::balance_pass(c, cpus),
-        ));
-        if llc == n {
-            break;
-        }
-    }
     let states = &p.cpus[cpu].idle_states;
     for s in states
         .first()
