@@ -1,11 +1,14 @@
 //! `schedlab host`: the machine schedlab runs on (crates/host). `platform` writes its
 //! platform file; `record` runs a command under tracefs and writes the trace, the platform
-//! and LISA's plat_info.yml. Exit codes: `record` exits with the command's status (as
-//! `time` and `strace` do; 128 + N when a signal N ended it) once the trace is written;
-//! 2 when tracefs cannot be used or an argument is wrong, 3 when an output cannot be written.
+//! and LISA's plat_info.yml; `calibrate` fits the platform's costs on two microbenchmarks;
+//! `validate` prints real workloads beside their simulation (exit 0 whatever they show).
+//! Exit codes: `record` exits with the command's status (as `time` and `strace` do; 128 + N
+//! when a signal N ended it) once the trace is written; 2 when tracefs cannot be used or an
+//! argument is wrong, 3 when an output cannot be written.
 
 use crate::emit;
 use schedlab::error::InputError;
+use schedlab::platform::Platform;
 use schedlab::Error;
 use schedlab_host::{platform, record};
 use std::path::{Path, PathBuf};
@@ -19,6 +22,57 @@ pub enum HostCommand {
     /// --trace` writes it, with TRACE's stem .platform.toml and .plat_info.yml beside it.
     /// Needs root. Exits with CMD's status.
     Record(RecordArgs),
+    /// Fit this machine's platform costs on two named microbenchmarks run here: the common
+    /// scale of the kernel paths on `perf bench sched pipe -T`, `unix_op_ns` on `perf bench
+    /// sched messaging`. Writes the platform file with a commented [costs] table and prints
+    /// the runs.
+    Calibrate(CalibrateArgs),
+    /// Run real workloads here (the rt-app examples, hackbench, perf bench sched pipe,
+    /// cyclictest, replays of their traces) and the same in schedlab on this machine's
+    /// platform, and print them side by side with how many are within 25%. A report: exit 0
+    /// whatever the numbers (2 for bad arguments). Needs root for tracefs.
+    Validate(ValidateArgs),
+}
+
+#[derive(clap::Args)]
+pub struct CalibrateArgs {
+    /// The platform to calibrate (default: this machine's, as `host platform` reads it).
+    #[arg(long, value_name = "FILE")]
+    platform: Option<PathBuf>,
+    /// Write the calibrated platform file to FILE (default: standard output, the runs then
+    /// on standard error).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Runs of each benchmark (the median is fitted).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100))]
+    runs: u64,
+    /// Take this as perf bench sched pipe -T's µs/op instead of running it (tests).
+    #[arg(long, hide = true, value_name = "US")]
+    measured_pipe_us: Option<f64>,
+    /// Take this as perf bench sched messaging's total time (s) instead of running it.
+    #[arg(long, hide = true, value_name = "S")]
+    measured_messaging_s: Option<f64>,
+}
+
+#[derive(clap::Args)]
+pub struct ValidateArgs {
+    /// Smaller sizes, one run each (unless --runs): under 2 minutes on 2 CPUs.
+    #[arg(long)]
+    quick: bool,
+    /// Runs of each real workload and seeds of each simulation (default 3, 1 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
+    runs: Option<u64>,
+    /// Also write the table as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// The platform to simulate (default: this machine's, as `host platform` reads it; a
+    /// file `host calibrate` wrote has its fitted costs).
+    #[arg(long, value_name = "FILE")]
+    platform: Option<PathBuf>,
+    /// The rt-app examples (default: ../shared/workloads/rt-app-examples beside the
+    /// repository, where the examples of the project live).
+    #[arg(long, value_name = "DIR")]
+    examples: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -61,7 +115,111 @@ pub fn run(cmd: HostCommand) -> Result<u8, Error> {
     match cmd {
         HostCommand::Platform(args) => platform_file(&args).map(|()| 0),
         HostCommand::Record(args) => record_trace(args),
+        HostCommand::Calibrate(args) => calibrate(&args).map(|()| 0),
+        HostCommand::Validate(args) => validate(&args).map(|()| 0),
     }
+}
+
+/// The platform to work on: the file given, else this machine's; its text and a name for
+/// messages.
+fn platform_input(file: Option<&Path>) -> Result<(Platform, String, String), Error> {
+    match file {
+        Some(p) => {
+            let name = p.display().to_string();
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                InputError::new(&name, "file", "a readable platform file", e.to_string())
+            })?;
+            let platform = schedlab::platform::parse_platform(&text, &name)?;
+            Ok((platform, text, name))
+        }
+        None => {
+            let h = platform::read(Path::new("/"))?;
+            Ok((h.platform, h.text, "this machine".into()))
+        }
+    }
+}
+
+fn calibrate(args: &CalibrateArgs) -> Result<(), Error> {
+    use schedlab_host::calibrate::{self as cal, Spec};
+    for (what, v) in [
+        ("--measured-pipe-us", args.measured_pipe_us),
+        ("--measured-messaging-s", args.measured_messaging_s),
+    ] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+            return Err(InputError::new(
+                "host calibrate",
+                what,
+                "a positive number",
+                v.to_string(),
+            )
+            .into());
+        }
+    }
+    let (base, text, name) = platform_input(args.platform.as_deref())?;
+    let spec = Spec::default();
+    let runs = args.runs as usize;
+    let failed = |what: &str, e: String| {
+        InputError::new("host calibrate", what, "a benchmark that runs here", e)
+    };
+    let pipe = match args.measured_pipe_us {
+        Some(v) => cal::given(spec.pipe_command(), "µs/op", v),
+        None => {
+            eprintln!(
+                "schedlab: measuring `{}` × {runs}",
+                spec.pipe_command().join(" ")
+            );
+            cal::measure_pipe(&spec, runs).map_err(|e| failed("perf bench sched pipe", e))?
+        }
+    };
+    let messaging = match args.measured_messaging_s {
+        Some(v) => cal::given(spec.messaging_command(), "s", v),
+        None => {
+            eprintln!(
+                "schedlab: measuring `{}` × {runs}",
+                spec.messaging_command().join(" ")
+            );
+            cal::measure_messaging(&spec, runs)
+                .map_err(|e| failed("perf bench sched messaging", e))?
+        }
+    };
+    eprintln!("schedlab: fitting {name}'s costs");
+    let c = cal::fit(&base, &text, &name, pipe, messaging, &spec)?;
+    let report = cal::report(&c);
+    match &args.out {
+        Some(path) => {
+            crate::write_file(path, &c.text)?;
+            out!("{report}");
+        }
+        None => {
+            eprint!("{report}");
+            out!("{}", c.text);
+        }
+    }
+    Ok(())
+}
+
+fn validate(args: &ValidateArgs) -> Result<(), Error> {
+    use schedlab_host::validate::{self as val, Request};
+    let examples = args.examples.clone().unwrap_or_else(|| {
+        // The repository's root is where the binary was built from; the examples are in
+        // ../shared beside it.
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/workloads/rt-app-examples")
+    });
+    let req = Request {
+        quick: args.quick,
+        runs: args
+            .runs
+            .map_or(if args.quick { 1 } else { 3 }, |r| r as usize),
+        platform: args.platform.clone(),
+        examples,
+    };
+    let v = val::validate(&req, &|line| eprintln!("schedlab: {line}"))?;
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&v).expect("the table serialises");
+        crate::write_file(path, &json)?;
+    }
+    out!("{}", schedlab::report::validation::render(&v));
+    Ok(())
 }
 
 fn platform_file(args: &PlatformArgs) -> Result<(), Error> {
@@ -92,6 +250,7 @@ fn record_trace(args: RecordArgs) -> Result<u8, Error> {
         buffer_kb: args.buffer_kb,
         tracefs: args.tracefs,
         command: args.command,
+        output: None,
     };
     let r = record::record(&req)?;
     for w in &r.warnings {

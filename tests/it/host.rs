@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
-fn data(sub: &str) -> PathBuf {
+pub(crate) fn data(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/host")
         .join(sub)
 }
 
-fn schedlab(args: &[&str]) -> Output {
+pub(crate) fn schedlab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_schedlab"))
         .args(args)
         .output()
@@ -31,7 +31,7 @@ fn stderr(out: &Output) -> String {
 }
 
 /// `host platform --sysfs-root DIR --out FILE`, read back as `--platform FILE` reads it.
-fn platform_of(root: &Path, dir: &Path) -> (Platform, String) {
+pub(crate) fn platform_of(root: &Path, dir: &Path) -> (Platform, String) {
     let file = dir.join("p.toml");
     let out = schedlab(&[
         "host",

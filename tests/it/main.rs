@@ -17,6 +17,7 @@ mod frequency;
 mod generators;
 mod group_sched;
 mod host;
+mod host_validate;
 mod hrtimer;
 mod invariants;
 mod latency_nice;

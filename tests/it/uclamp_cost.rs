@@ -34,6 +34,7 @@ fn pipe_run(v: Variant) -> Results {
         cpu: Some(1),
         uclamp_min: None,
         taskgroup: None,
+        processes: false,
     };
     let json = pipe(&a).to_string();
     run_variant("juno-r0", &json, 20 * MS, v, 0, &Outputs::default())

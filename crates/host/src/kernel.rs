@@ -89,6 +89,21 @@ pub(crate) fn sysctls(r: &mut Root, out: &mut Vec<Switch>) {
     }
 }
 
+/// init's timer slack (`/proc/1/timerslack_ns`), which every task inherits unless it sets
+/// its own (`prctl(PR_SET_TIMERSLACK)`): how late a fair task's timed sleep may end. RT and
+/// deadline tasks sleep without it, in the kernel as in schedlab. Unreadable (not root): left
+/// out, schedlab's default applies.
+pub(crate) fn timer_slack(r: &mut Root, out: &mut Vec<Switch>) {
+    const INIT: &str = "/proc/1/timerslack_ns";
+    if let Some(v) = r.read_optional(INIT) {
+        let v = one_line(&v);
+        if v.parse::<u64>().is_ok_and(|ns| ns <= 1_000_000_000) {
+            let why = format!("{INIT}: init's, inherited by every task that sets none");
+            out.push(Switch::Set("model.timer_slack_ns".into(), v, why));
+        }
+    }
+}
+
 /// `/sys/kernel/debug/sched/`: the tunables, from their files or from `debug`'s
 /// `sysctl_sched` section when the files cannot be read (a kernel in lockdown refuses to
 /// read writable debugfs files).

@@ -7,7 +7,7 @@
 //! comment; a file that cannot be read is a note at the top, never an error.
 
 use crate::cpuinfo::{self, CpuModel};
-use crate::kernel::{debugfs, kernel_config, sysctls, version, Switch};
+use crate::kernel::{debugfs, kernel_config, sysctls, timer_slack, version, Switch};
 use crate::sysfs::{cpulist, one_line, Root};
 use schedlab::error::InputError;
 use schedlab::platform::{parse_platform, Platform};
@@ -434,6 +434,7 @@ impl Facts {
         }
         self.governors(&mut out);
         sysctls(r, &mut out);
+        timer_slack(r, &mut out);
         debugfs(r, self.cpus.len(), &mut out);
         out
     }

@@ -40,6 +40,8 @@ pub struct Request {
     pub tracefs: Option<PathBuf>,
     /// The command and its arguments.
     pub command: Vec<String>,
+    /// Where the command's standard output and error go (None: schedlab's own).
+    pub output: Option<PathBuf>,
 }
 
 /// What a recording wrote.
@@ -153,7 +155,7 @@ pub fn record(req: &Request) -> Result<Recorded, Error> {
         inst.write(&format!("events/{p}/enable"), "1")?;
     }
 
-    let (status, ended) = run(&inst, program, args)?;
+    let (status, ended) = run(&inst, program, args, req.output.as_deref())?;
     inst.write("tracing_on", "0")?;
 
     let losses = inst.lost();
@@ -233,13 +235,25 @@ fn write_beside(trace: &Path, h: &HostPlatform, files: &mut Vec<PathBuf>) -> Res
     Ok(())
 }
 
-/// Run the command with tracing on, forwarding the signals schedlab receives: its status as
-/// a shell gives it, and how it ended.
-fn run(inst: &Instance, program: &str, args: &[String]) -> Result<(i32, String), Error> {
+/// Run the command with tracing on (its output to `output` if given), forwarding the
+/// signals schedlab receives: its status as a shell gives it, and how it ended.
+fn run(
+    inst: &Instance,
+    program: &str,
+    args: &[String],
+    output: Option<&Path>,
+) -> Result<(i32, String), Error> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut command = std::process::Command::new(program);
+    command.args(args);
+    if let Some(path) = output {
+        let f = std::fs::File::create(path).map_err(|e| io_error(path, e))?;
+        let err = f.try_clone().map_err(|e| io_error(path, e))?;
+        command.stdout(f).stderr(err);
+    }
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).ok();
     inst.write("tracing_on", "1")?;
-    let mut child = match std::process::Command::new(program).args(args).spawn() {
+    let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
             return Err(InputError::new(

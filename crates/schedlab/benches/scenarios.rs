@@ -230,6 +230,7 @@ fn fair_paths(g: &mut BenchmarkGroup<'_, WallTime>) {
         cpu: None,
         uclamp_min: m,
         taskgroup: None,
+        processes: false,
     };
     let plain = schedlab::gen::pipe(&args(None)).to_string();
     let clamped = schedlab::gen::pipe(&args(Some(100))).to_string();

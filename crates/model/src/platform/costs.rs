@@ -344,7 +344,15 @@ impl Costs {
     /// The costs on a CPU of micro-architecture `uarch` whose highest frequency is
     /// `max_khz` (the capacity-1024 CPU of a platform).
     pub fn for_uarch(uarch: &str, max_khz: u32) -> Costs {
-        let per_cycle = work_per_cycle(uarch);
+        Costs::for_work_per_cycle(uarch, work_per_cycle(uarch), max_khz)
+    }
+
+    /// The costs on a CPU of micro-architecture `uarch` doing `per_cycle` times an A53's
+    /// work per cycle (the common scale `schedlab host calibrate` fits on the machine it
+    /// runs on, where [`work_per_cycle`] only estimates it) at `max_khz`. The IPI's delivery
+    /// is the interrupt controller's (the uarch's family), not the core's speed.
+    pub fn for_work_per_cycle(uarch: &str, per_cycle: f64, max_khz: u32) -> Costs {
+        let apic = work_per_cycle(uarch) >= 2.5;
         let ghz = (max_khz.max(1) as f64) / 1e6;
         let ns = |cycles: u64| (cycles as f64 / (per_cycle * ghz)).round() as u64;
         let c = &A53_CYCLES;
@@ -364,12 +372,41 @@ impl Costs {
             ipi_send_ns: ns(c.ipi_send),
             // GICv2/GICv3 SGI delivery and the target's exception entry: ~1 µs on the
             // Arm boards (GIC-400 at the interconnect's clock), APIC IPIs ~0.5 µs on x86.
-            ipi_latency_ns: if per_cycle >= 2.5 { 500 } else { 1_000 },
+            ipi_latency_ns: if apic { 500 } else { 1_000 },
             uclamp_rq_op_ns: UCLAMP_RQ_OP_NS,
             cpufreq_work_ns: CPUFREQ_WORK_NS,
             ipc: IpcCosts::for_scale(|cycles| ns(cycles).max(1)),
         }
     }
+}
+
+/// The A53 cycles a `[costs]` key is derived from (`irq_ns`, `pipe_op_ns`, …; per KiB for
+/// `copy_ps_per_byte`), or None for the keys that are wall time (`ipi_latency_ns`,
+/// `uclamp_rq_op_ns`, `cpufreq_work_ns`).
+pub fn a53_cycles(key: &str) -> Option<u64> {
+    let c = &A53_CYCLES;
+    Some(match key {
+        "irq_ns" => c.irq,
+        "hrtimer_ns" => c.hrtimer,
+        "tick_ns" => c.tick,
+        "syscall_ns" => c.syscall,
+        "ttwu_ns" => c.ttwu,
+        "select_ns" => c.select,
+        "select_cpu_ns" => c.select_cpu,
+        "enqueue_ns" => c.enqueue,
+        "schedule_ns" => c.schedule,
+        "pick_level_ns" => c.pick_level,
+        "context_switch_ns" => c.context_switch,
+        "mm_switch_ns" => c.mm_switch,
+        "ipi_send_ns" => c.ipi_send,
+        "pipe_op_ns" => PIPE_OP_CYCLES,
+        "unix_op_ns" => UNIX_OP_CYCLES,
+        "inet_op_ns" => INET_OP_CYCLES,
+        "tcp_send_ns" => TCP_SEND_CYCLES,
+        "net_rx_ns" => NET_RX_CYCLES,
+        "copy_ps_per_byte" => COPY_CYCLES_PER_KIB,
+        _ => return None,
+    })
 }
 
 impl IpcCosts {
@@ -441,5 +478,24 @@ mod tests {
         let memory: Vec<&str> = MEMORY_FIELDS.iter().map(|f| f.name).collect();
         assert_eq!(costs, keys(&Costs::for_uarch("cortex-a53", 1_200_000)));
         assert_eq!(memory, keys(&Memory::fallback()));
+    }
+
+    #[test]
+    fn the_uarch_costs_are_its_estimated_scale_and_every_path_names_its_cycles() {
+        for u in ["cortex-a53", "cortex-a72", "skylake", "zen3", "unknown"] {
+            let at = Costs::for_work_per_cycle(u, work_per_cycle(u), 2_600_000);
+            assert_eq!(Costs::for_uarch(u, 2_600_000), at, "{u}");
+        }
+        // Twice the work per cycle halves a path, the IPI's delivery stays the APIC's.
+        let (one, two) = (
+            Costs::for_work_per_cycle("skylake", 2.0, 1_000_000),
+            Costs::for_work_per_cycle("skylake", 4.0, 1_000_000),
+        );
+        assert_eq!(one.schedule_ns, 2 * two.schedule_ns);
+        assert_eq!((one.ipi_latency_ns, two.ipi_latency_ns), (500, 500));
+        for f in COST_FIELDS {
+            let wall = ["ipi_latency_ns", "uclamp_rq_op_ns", "cpufreq_work_ns"].contains(&f.name);
+            assert_eq!(a53_cycles(f.name).is_none(), wall, "{}", f.name);
+        }
     }
 }

@@ -9,7 +9,7 @@ mod file;
 mod presets;
 
 pub use costs::{
-    work_per_cycle, Costs, IpcCosts, MachineField, Memory, COST_FIELDS, MEMORY_FIELDS,
+    a53_cycles, work_per_cycle, Costs, IpcCosts, MachineField, Memory, COST_FIELDS, MEMORY_FIELDS,
     TASK_STATE_LINES,
 };
 pub use file::{load_file, parse_platform};

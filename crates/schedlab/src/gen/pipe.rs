@@ -1,6 +1,7 @@
 //! `schedlab gen pipe`: `perf bench sched pipe -T`, two threads passing a token back and
 //! forth (seeds 000 and 001 measure uclamp's fast-path cost with it). Each thread loops:
 //! take the mutex, wake the other, wait to be woken, release — one round trip per loop.
+//! `--processes` makes them two processes, as `perf bench sched pipe` without `-T` runs.
 
 use serde_json::json;
 
@@ -18,6 +19,10 @@ pub struct PipeArgs {
     /// Run both threads in this cgroup (seed 000 measures the cost per cgroup level).
     #[arg(long)]
     pub taskgroup: Option<String>,
+    /// Two processes instead of two threads (`perf bench sched pipe` without `-T`): each
+    /// switch between them also switches the address space (`cost.mm_switch_ns`).
+    #[arg(long)]
+    pub processes: bool,
 }
 
 pub fn pipe(a: &PipeArgs) -> serde_json::Value {
@@ -36,6 +41,9 @@ pub fn pipe(a: &PipeArgs) -> serde_json::Value {
     }
     if let Some(g) = &a.taskgroup {
         thread["taskgroup"] = json!(g);
+    }
+    if a.processes {
+        thread["process"] = json!(true);
     }
     json!({
         "tasks": { "sender": thread.clone(), "receiver": thread },

@@ -1,7 +1,8 @@
 //! What a run reports: the JSON results (`results.rs`), the human summary (`summary.rs`), the
 //! energy (`energy.rs`) they are built from, the latency and throughput generators' metrics
-//! (`workload.rs`), LISA's `plat_info.yml` (`plat_info.rs`), comparisons (`compare.rs`) and
-//! plots (`plot.rs`); what the machine's paths cost (`explain.rs`, `schedlab explain-cost`).
+//! (`workload.rs`), LISA's `plat_info.yml` (`plat_info.rs`), comparisons (`compare.rs`),
+//! plots (`plot.rs`), what the machine's paths cost (`explain.rs`, `schedlab explain-cost`)
+//! and `host validate`'s table of the machine against schedlab (`validation.rs`).
 
 pub mod compare;
 mod energy;
@@ -10,6 +11,7 @@ pub mod plat_info;
 pub mod plot;
 mod results;
 mod summary;
+pub mod validation;
 mod workload;
 
 pub use energy::{cluster_energy_mj, cpu_energy_mj};

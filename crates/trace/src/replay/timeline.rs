@@ -229,6 +229,8 @@ pub struct TaskTrace {
     /// The latency of each wake-up whose time the trace logged (`sched_waking`, or
     /// `sched_wakeup` without it) to the task's switch-in, in order.
     pub latencies_ns: Vec<u64>,
+    /// Its `sched_migrate_task` events.
+    pub migrations: u64,
     /// The CPUs it ran on (since the moves of its start, which set its affinity).
     pub cpus: CpuSet,
     /// Its run cut at its own moves after its start; at least one.
@@ -601,6 +603,7 @@ impl<'i> Builder<'i> {
                 cpu_work: 0,
                 wakeups: 0,
                 latencies_ns: Vec::new(),
+                migrations: 0,
                 cpus: CpuSet::empty(),
                 stretches: vec![Stretch {
                     first_step: 0,
@@ -1117,6 +1120,7 @@ impl<'i> Builder<'i> {
                 // (rt-app's task `cpus`, `sched_setaffinity`): where it ran until then is
                 // not where it may run. A later move of its own ends a stretch (`Stretch`).
                 if let Some(t) = self.by_pid.get(pid) {
+                    self.tasks[t].migrations += 1;
                     let own = head.pid == pid
                         && self.cpus.get(orig_cpu).is_some_and(|c| c.curr == Some(t));
                     if own {
