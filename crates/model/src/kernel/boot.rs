@@ -226,7 +226,7 @@ fn boot_cpufreq(
         // vendor, so ondemand counts iowait as idle unless `cpufreq.io_is_busy` says not.
         io_is_busy: false,
     };
-    let mut policies = Policies::from_platform(&platform, platform.energy_model).map_err(|e| {
+    let mut policies = Policies::from_platform(platform, platform.energy_model).map_err(|e| {
         InputError::new(
             platform.name.as_str(),
             "freq_domains",

@@ -689,7 +689,7 @@ fn knob_switches(d: &Variant, out: &mut Vec<SwitchRow>) {
         };
         out.push((
             k.key.into(),
-            ((k.get)(&d).to_string(), kind, range, k.meaning.to_string()),
+            ((k.get)(d).to_string(), kind, range, k.meaning.to_string()),
         ));
     }
     for (prefix, table) in [("cost", COST_FIELDS), ("memory", MEMORY_FIELDS)] {

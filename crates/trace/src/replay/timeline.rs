@@ -963,186 +963,10 @@ impl<'i> Builder<'i> {
                 self.account(cpu, ts);
                 self.set_khz(cpu, khz);
             }
-            Record::Switch {
-                prev_pid,
-                prev_comm,
-                prev_prio,
-                prev_state,
-                next_pid,
-                next_comm,
-                next_prio,
-            } => {
-                if let Some(m) = self.cpus[cpu].moved.take() {
-                    // What the CPU did after the task moved itself off it: another task to
-                    // run means the move could be a balance.
-                    if self.tasks[m].pid == prev_pid && next_pid != 0 {
-                        let s = self.tasks[m].stretches.last_mut().expect("a stretch");
-                        s.balance = true;
-                    }
-                }
-                if prev_pid != 0 {
-                    let p = self.task(prev_pid, prev_comm, Some(prev_prio), self.start);
-                    self.current(cpu, p, ts);
-                    match prev_state {
-                        PrevState::Runnable => self.tasks[p].state = State::Runnable,
-                        PrevState::Sleeping
-                        | PrevState::Uninterruptible
-                        | PrevState::DeadOrParked => {
-                            self.flush(p);
-                            let task = &mut self.tasks[p];
-                            if prev_state == PrevState::DeadOrParked {
-                                // An exit unless it runs again (`finish`).
-                                task.gone_at = Some(task.steps.len());
-                            }
-                            task.steps.push(Step::Block(Block {
-                                uninterruptible: prev_state == PrevState::Uninterruptible,
-                                start: ts,
-                                end: None,
-                                waker: Waker::Irq,
-                                same_cpu: false,
-                            }));
-                            task.state = State::Blocked(task.steps.len() - 1);
-                        }
-                        PrevState::Dead => {
-                            self.flush(p);
-                            // Switched out dead: exited, with or without its
-                            // `sched_process_exit`.
-                            self.tasks[p].exited = true;
-                            self.tasks[p].state = State::Dead;
-                        }
-                    }
-                } else {
-                    self.account(cpu, ts);
-                }
-                // `schedule()`, and prev's dequeue when it blocks or exits. What the task
-                // that ran did not pay by now it never pays (its own time took it); work
-                // done at this instant (a wake-up that preempts, a tick) is the switch's.
-                let k = &self.info.costs;
-                let schedule = self.capacity_ns(cpu, machine::schedule(k));
-                let dequeue = self.capacity_ns(cpu, machine::queue_op(k, 1, 0));
-                let c = &mut self.cpus[cpu];
-                if prev_pid != 0 && c.debt_at < ts {
-                    c.debt = 0;
-                }
-                c.debt += schedule;
-                if prev_pid != 0 && prev_state != PrevState::Runnable {
-                    c.debt += dequeue;
-                }
-                c.debt_at = ts;
-                c.curr = None;
-                if next_pid == 0 {
-                    // Going idle: the work ends with the CPU's last task.
-                    c.debt = 0;
-                }
-                if next_pid == 0 {
-                    let c = &mut self.cpus[cpu];
-                    c.idle_since = ts;
-                    c.idle_state = None;
-                }
-                if next_pid != 0 {
-                    let n = self.task(next_pid, next_comm, Some(next_prio), ts);
-                    if prev_pid == 0 && matches!(self.tasks[n].state, State::Blocked(_)) {
-                        self.unlogged_wake(cpu, n, ts);
-                    }
-                    let task = &mut self.tasks[n];
-                    if let Some(w) = task.woken_at.take() {
-                        task.latencies_ns.push(ts - w);
-                    }
-                    if std::mem::take(&mut self.tasks[n].affinity_set) {
-                        let task = &mut self.tasks[n];
-                        task.cpus = CpuSet::empty();
-                        if let Some(s) = task.stretches.last_mut() {
-                            s.cpus = CpuSet::empty();
-                        }
-                    }
-                    self.current(cpu, n, ts);
-                    let preempted = prev_pid != 0 && prev_state == PrevState::Runnable;
-                    self.switch_in(cpu, n, ts, preempted);
-                }
-            }
-            Record::Wake {
-                waking,
-                new,
-                pid,
-                comm,
-                prio,
-                target_cpu,
-            } => {
-                if pid == 0 {
-                    return Ok(());
-                }
-                let known = self.by_pid.get(pid).is_some();
-                let w = self.task(pid, comm, Some(prio), if new { ts } else { self.start });
-                if new {
-                    let task = &mut self.tasks[w];
-                    if !known {
-                        task.state = State::Runnable;
-                    }
-                    // wake_up_new_task(): the enqueue, on the CPU it is queued on.
-                    if let Some(t) = target_cpu.filter(|&t| t < self.cpus.len()) {
-                        self.charge(t, machine::queue_op(&self.info.costs, 1, 0), ts);
-                    }
-                    return Ok(());
-                }
-                if !known {
-                    // Blocked since before the window.
-                    let task = &mut self.tasks[w];
-                    task.steps.push(Step::Block(Block {
-                        uninterruptible: false,
-                        start: self.start,
-                        end: None,
-                        waker: Waker::Irq,
-                        same_cpu: false,
-                    }));
-                    task.state = State::Blocked(0);
-                }
-                if let State::Blocked(block) = self.tasks[w].state {
-                    self.waking(head, w, block, ts);
-                }
-                if !waking {
-                    // sched_wakeup: where the wake-up queued the task.
-                    if let (Some(target), Some(from)) = (target_cpu, self.tasks[w].wake_from) {
-                        self.tasks[w].wake_from = None;
-                        if target < self.cpus.len() {
-                            self.queued(w, from, target, ts);
-                        }
-                    }
-                }
-            }
+            rec @ Record::Switch { .. } => self.switch(cpu, rec, ts),
+            rec @ Record::Wake { .. } => self.wake(head, rec, ts),
             Record::Overutilized { on } => self.overutilized = on,
-            Record::Migrate {
-                pid,
-                orig_cpu,
-                dest_cpu,
-            } => {
-                // A task that moves itself off its CPU at its start (before it first blocks,
-                // within `START_UP_NS` of running) changed its own affinity as it started
-                // (rt-app's task `cpus`, `sched_setaffinity`): where it ran until then is
-                // not where it may run. A later move of its own ends a stretch (`Stretch`).
-                if let Some(t) = self.by_pid.get(pid) {
-                    self.tasks[t].migrations += 1;
-                    let own = head.pid == pid
-                        && self.cpus.get(orig_cpu).is_some_and(|c| c.curr == Some(t));
-                    if own {
-                        self.account(orig_cpu, ts);
-                        let task = &self.tasks[t];
-                        if task.wakeups == 0 && task.cpu_time_ns < START_UP_NS {
-                            self.tasks[t].affinity_set = true;
-                        } else {
-                            self.flush(t);
-                            let cap = |c: usize| self.info.capacity.get(c).copied().unwrap_or(0);
-                            let up = cap(dest_cpu) > cap(orig_cpu);
-                            let task = &mut self.tasks[t];
-                            task.stretches.push(Stretch {
-                                first_step: task.steps.len(),
-                                cpus: CpuSet::empty(),
-                                balance: up,
-                            });
-                            self.cpus[orig_cpu].moved = Some(t);
-                        }
-                    }
-                }
-            }
+            rec @ Record::Migrate { .. } => self.migrate(head, rec, ts),
             Record::Fork {
                 parent_pid,
                 child_pid,
@@ -1192,6 +1016,201 @@ impl<'i> Builder<'i> {
             Record::Other => {}
         }
         Ok(())
+    }
+
+    /// `sched_switch` on `cpu`: prev out (runnable, blocked, exited), the switch's work,
+    /// next in.
+    fn switch(&mut self, cpu: usize, rec: Record<'_>, ts: u64) {
+        let Record::Switch {
+            prev_pid,
+            prev_comm,
+            prev_prio,
+            prev_state,
+            next_pid,
+            next_comm,
+            next_prio,
+        } = rec
+        else {
+            return;
+        };
+        if let Some(m) = self.cpus[cpu].moved.take() {
+            // What the CPU did after the task moved itself off it: another task to
+            // run means the move could be a balance.
+            if self.tasks[m].pid == prev_pid && next_pid != 0 {
+                let s = self.tasks[m].stretches.last_mut().expect("a stretch");
+                s.balance = true;
+            }
+        }
+        if prev_pid != 0 {
+            let p = self.task(prev_pid, prev_comm, Some(prev_prio), self.start);
+            self.current(cpu, p, ts);
+            match prev_state {
+                PrevState::Runnable => self.tasks[p].state = State::Runnable,
+                PrevState::Sleeping | PrevState::Uninterruptible | PrevState::DeadOrParked => {
+                    self.flush(p);
+                    let task = &mut self.tasks[p];
+                    if prev_state == PrevState::DeadOrParked {
+                        // An exit unless it runs again (`finish`).
+                        task.gone_at = Some(task.steps.len());
+                    }
+                    task.steps.push(Step::Block(Block {
+                        uninterruptible: prev_state == PrevState::Uninterruptible,
+                        start: ts,
+                        end: None,
+                        waker: Waker::Irq,
+                        same_cpu: false,
+                    }));
+                    task.state = State::Blocked(task.steps.len() - 1);
+                }
+                PrevState::Dead => {
+                    self.flush(p);
+                    // Switched out dead: exited, with or without its
+                    // `sched_process_exit`.
+                    self.tasks[p].exited = true;
+                    self.tasks[p].state = State::Dead;
+                }
+            }
+        } else {
+            self.account(cpu, ts);
+        }
+        // `schedule()`, and prev's dequeue when it blocks or exits. What the task
+        // that ran did not pay by now it never pays (its own time took it); work
+        // done at this instant (a wake-up that preempts, a tick) is the switch's.
+        let k = &self.info.costs;
+        let schedule = self.capacity_ns(cpu, machine::schedule(k));
+        let dequeue = self.capacity_ns(cpu, machine::queue_op(k, 1, 0));
+        let c = &mut self.cpus[cpu];
+        if prev_pid != 0 && c.debt_at < ts {
+            c.debt = 0;
+        }
+        c.debt += schedule;
+        if prev_pid != 0 && prev_state != PrevState::Runnable {
+            c.debt += dequeue;
+        }
+        c.debt_at = ts;
+        c.curr = None;
+        if next_pid == 0 {
+            // Going idle: the work ends with the CPU's last task.
+            c.debt = 0;
+        }
+        if next_pid == 0 {
+            let c = &mut self.cpus[cpu];
+            c.idle_since = ts;
+            c.idle_state = None;
+        }
+        if next_pid != 0 {
+            let n = self.task(next_pid, next_comm, Some(next_prio), ts);
+            if prev_pid == 0 && matches!(self.tasks[n].state, State::Blocked(_)) {
+                self.unlogged_wake(cpu, n, ts);
+            }
+            let task = &mut self.tasks[n];
+            if let Some(w) = task.woken_at.take() {
+                task.latencies_ns.push(ts - w);
+            }
+            if std::mem::take(&mut self.tasks[n].affinity_set) {
+                let task = &mut self.tasks[n];
+                task.cpus = CpuSet::empty();
+                if let Some(s) = task.stretches.last_mut() {
+                    s.cpus = CpuSet::empty();
+                }
+            }
+            self.current(cpu, n, ts);
+            let preempted = prev_pid != 0 && prev_state == PrevState::Runnable;
+            self.switch_in(cpu, n, ts, preempted);
+        }
+    }
+
+    /// `sched_waking`, `sched_wakeup` and `sched_wakeup_new`.
+    fn wake(&mut self, head: Head, rec: Record<'_>, ts: u64) {
+        let Record::Wake {
+            waking,
+            new,
+            pid,
+            comm,
+            prio,
+            target_cpu,
+        } = rec
+        else {
+            return;
+        };
+        if pid == 0 {
+            return;
+        }
+        let known = self.by_pid.get(pid).is_some();
+        let w = self.task(pid, comm, Some(prio), if new { ts } else { self.start });
+        if new {
+            let task = &mut self.tasks[w];
+            if !known {
+                task.state = State::Runnable;
+            }
+            // wake_up_new_task(): the enqueue, on the CPU it is queued on.
+            if let Some(t) = target_cpu.filter(|&t| t < self.cpus.len()) {
+                self.charge(t, machine::queue_op(&self.info.costs, 1, 0), ts);
+            }
+            return;
+        }
+        if !known {
+            // Blocked since before the window.
+            let task = &mut self.tasks[w];
+            task.steps.push(Step::Block(Block {
+                uninterruptible: false,
+                start: self.start,
+                end: None,
+                waker: Waker::Irq,
+                same_cpu: false,
+            }));
+            task.state = State::Blocked(0);
+        }
+        if let State::Blocked(block) = self.tasks[w].state {
+            self.waking(head, w, block, ts);
+        }
+        if !waking {
+            // sched_wakeup: where the wake-up queued the task.
+            if let (Some(target), Some(from)) = (target_cpu, self.tasks[w].wake_from) {
+                self.tasks[w].wake_from = None;
+                if target < self.cpus.len() {
+                    self.queued(w, from, target, ts);
+                }
+            }
+        }
+    }
+
+    /// `sched_migrate_task`.
+    fn migrate(&mut self, head: Head, rec: Record<'_>, ts: u64) {
+        let Record::Migrate {
+            pid,
+            orig_cpu,
+            dest_cpu,
+        } = rec
+        else {
+            return;
+        };
+        // A task that moves itself off its CPU at its start (before it first blocks,
+        // within `START_UP_NS` of running) changed its own affinity as it started
+        // (rt-app's task `cpus`, `sched_setaffinity`): where it ran until then is
+        // not where it may run. A later move of its own ends a stretch (`Stretch`).
+        if let Some(t) = self.by_pid.get(pid) {
+            self.tasks[t].migrations += 1;
+            let own = head.pid == pid && self.cpus.get(orig_cpu).is_some_and(|c| c.curr == Some(t));
+            if own {
+                self.account(orig_cpu, ts);
+                let task = &self.tasks[t];
+                if task.wakeups == 0 && task.cpu_time_ns < START_UP_NS {
+                    self.tasks[t].affinity_set = true;
+                } else {
+                    self.flush(t);
+                    let cap = |c: usize| self.info.capacity.get(c).copied().unwrap_or(0);
+                    let up = cap(dest_cpu) > cap(orig_cpu);
+                    let task = &mut self.tasks[t];
+                    task.stretches.push(Stretch {
+                        first_step: task.steps.len(),
+                        cpus: CpuSet::empty(),
+                        balance: up,
+                    });
+                    self.cpus[orig_cpu].moved = Some(t);
+                }
+            }
+        }
     }
 
     fn finish(&mut self, end: u64) {
