@@ -70,6 +70,9 @@ enum Command {
     Switches {
         /// Part of a key, e.g. `uclamp` or `kernel.`.
         pattern: Option<String>,
+        /// Print them as the Markdown table of docs/switches.md.
+        #[arg(long)]
+        markdown: bool,
     },
     /// Validate a workload without simulating it.
     Check {
@@ -529,7 +532,7 @@ fn reproduce(args: ReproduceArgs) -> Result<(), Error> {
 }
 
 /// `schedlab switches [PATTERN]`: the registry (`kernel/variant.rs`) as a table.
-fn switches(pattern: Option<&str>) -> Result<(), Error> {
+fn switches(pattern: Option<&str>, markdown: bool) -> Result<(), Error> {
     let all = schedlab::kernel::variant::switches();
     let shown: Vec<_> = all
         .iter()
@@ -542,6 +545,11 @@ fn switches(pattern: Option<&str>) -> Result<(), Error> {
             None => "part of a switch's key".to_string(),
         };
         return Err(InputError::new("switches", "PATTERN", expected, format!("`{p}`")).into());
+    }
+    if markdown {
+        let shown: Vec<_> = shown.into_iter().cloned().collect();
+        outln!("{}", schedlab::report::switch_table(&shown).trim_end());
+        return Ok(());
     }
     for s in shown {
         outln!(
@@ -603,7 +611,7 @@ fn main() -> ExitCode {
             Ok(false) => return ExitCode::from(2),
             Err(e) => Err(e),
         },
-        Command::Switches { pattern } => switches(pattern.as_deref()),
+        Command::Switches { pattern, markdown } => switches(pattern.as_deref(), markdown),
         Command::Platforms { name: None } => {
             for (n, cpus, description) in api::platforms() {
                 outln!("{n:<10} {cpus} CPUs  {description}");

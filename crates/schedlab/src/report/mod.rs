@@ -11,6 +11,7 @@ pub mod plat_info;
 pub mod plot;
 mod results;
 mod summary;
+mod switches;
 pub mod validation;
 mod workload;
 
@@ -19,4 +20,5 @@ pub use explain::{explain_cost, ExplainCostArgs};
 pub use results::{CpuResult, DomainResult, ExitedForksResult, Results, TaskResult};
 pub use schedlab_base::histogram::{LatencyHistogram, LatencySummary};
 pub use summary::summary;
+pub use switches::switch_table;
 pub use workload::{completion_ns, ChannelResult};
