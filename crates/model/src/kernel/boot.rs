@@ -146,65 +146,65 @@ impl Kernel {
     /// threads' creation, each CPU's initial trace state and idle loop, rt-app's start
     /// marks, the governors' start and the timed writes.
     fn start(&mut self, queue: &mut EventQueue<Event>) -> Result<(), InputError> {
-        let k = self;
-        let n = k.platform.nr_cpus();
-        if let Some(us) = k.workload.global.pm_qos_cpu_dma_latency_us {
-            k.pm_qos.add_request(us);
+        let n = self.platform.nr_cpus();
+        if let Some(us) = self.workload.global.pm_qos_cpu_dma_latency_us {
+            self.pm_qos.add_request(us);
         }
-        k.sync_fair_groups();
-        for w in &k.variant.cgroup_writes.clone() {
+        self.sync_fair_groups();
+        for w in &self.variant.cgroup_writes.clone() {
             if w.file.starts_with("cpu.uclamp.") {
                 continue;
             }
-            let g = k
+            let g = self
                 .cgroups
                 .find(&w.path)
                 .expect("boot_uclamp creates every group");
-            k.write_fair_cgroup(g, &w.file, &w.value, 0).map_err(|e| {
-                InputError::new(
-                    "--set",
-                    format!("cgroup.{}.{}", w.path, w.file),
-                    "cpu.weight 1..=10000 or cpu.latency.nice -20..=19, in a group below the \
+            self.write_fair_cgroup(g, &w.file, &w.value, 0)
+                .map_err(|e| {
+                    InputError::new(
+                        "--set",
+                        format!("cgroup.{}.{}", w.path, w.file),
+                        "cpu.weight 1..=10000 or cpu.latency.nice -20..=19, in a group below the \
                      root, with CONFIG_FAIR_GROUP_SCHED",
-                    format!("`{}` ({})", w.value, e.name()),
-                )
-            })?;
+                        format!("`{}` ({})", w.value, e.name()),
+                    )
+                })?;
         }
-        let initial = k.workload.initial_threads();
+        let initial = self.workload.initial_threads();
         // One allocation for the tasks that start (a Task is a few KiB: growing by doubling
         // would copy them all and hold two copies at the peak).
-        k.tasks.reserve_exact(initial.len());
+        self.tasks.reserve_exact(initial.len());
         for (spec, _) in initial {
-            let t = k.create_task(spec, None);
-            let at = if k.variant.start_spread_ns > 0 {
-                k.rng.below(k.variant.start_spread_ns)
+            let t = self.create_task(spec, None);
+            let at = if self.variant.start_spread_ns > 0 {
+                self.rng.below(self.variant.start_spread_ns)
             } else {
                 0
             };
             queue.schedule(at, Event::Spawn { task: t });
         }
         for cpu in 0..n {
-            k.emit(
+            self.emit(
                 0,
                 cpu,
                 &TraceEvent::CpuFrequency {
-                    khz: k.rqs[cpu].freq_khz,
+                    khz: self.rqs[cpu].freq_khz,
                     cpu,
                 },
             );
-            k.trace_initial_state(cpu);
+            self.trace_initial_state(cpu);
         }
         // Every CPU boots into the idle loop.
         for cpu in 0..n {
-            k.do_idle(cpu, 0, queue);
+            self.do_idle(cpu, 0, queue);
         }
-        if k.observer.is_some() {
-            k.user.enable_marks(k.workload.global.ftrace);
-            k.user.marks.main("start");
-            k.write_marks(0, 0, None);
+        if self.observer.is_some() {
+            self.user.enable_marks(self.workload.global.ftrace);
+            self.user.marks.main("start");
+            self.write_marks(0, 0, None);
         }
-        k.cpufreq_start(0, queue);
-        for (index, w) in k.variant.timed_writes.iter().enumerate() {
+        self.cpufreq_start(0, queue);
+        for (index, w) in self.variant.timed_writes.iter().enumerate() {
             queue.schedule(w.at_ns, Event::AdminWrite { index });
         }
         Ok(())
