@@ -217,17 +217,7 @@ impl MenuDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::cpuidle::tests::arm_states;
-
-    fn input(sleep_ns: u64) -> IdleInput {
-        IdleInput {
-            sleep_length_ns: sleep_ns,
-            delta_tick_ns: 4_000_000,
-            tick_ns: 4_000_000,
-            latency_req_ns: 2_000_000_000_000,
-            nr_iowaiters: 0,
-        }
-    }
+    use crate::kernel::cpuidle::tests::{arm_states, input};
 
     /// Idle periods of `len` ending at the timer, as a periodic timer makes them.
     fn train(m: &mut MenuDevice, s: &[IdleState], len: u64) -> Selection {

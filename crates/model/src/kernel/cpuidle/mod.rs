@@ -258,6 +258,18 @@ impl Residency {
 pub(crate) mod tests {
     use super::*;
 
+    /// A CPU going idle with its next timer `sleep_ns` away, a 4 ms tick (HZ=250), no PM QoS
+    /// request and no task in iowait.
+    pub(crate) fn input(sleep_ns: u64) -> IdleInput {
+        IdleInput {
+            sleep_length_ns: sleep_ns,
+            delta_tick_ns: 4_000_000,
+            tick_ns: 4_000_000,
+            latency_req_ns: 2_000_000_000_000,
+            nr_iowaiters: 0,
+        }
+    }
+
     /// WFI (1 µs / 1 µs, ARM_CPUIDLE_WFI_STATE) and hi6220's cpu-sleep (250 µs / 1000 µs).
     pub(crate) fn arm_states() -> Vec<IdleState> {
         vec![
