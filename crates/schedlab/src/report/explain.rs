@@ -56,17 +56,22 @@ fn rows(p: &Platform, c: &Costs, m: &Memory, cases: &Memory, cpu: usize) -> Vec<
     r
 }
 
-/// Interrupts, wake-ups, IPIs, queue operations, schedule and the context switch.
-fn cpu_rows(p: &Platform, c: &Costs, cpu: usize) -> Vec<Row> {
-    let n = p.nr_cpus() as u64;
+/// A fair wake-up's placement on `p` from `cpu` (no EAS), and the CPUs of `cpu`'s LLC.
+fn fair_placement(p: &Platform, cpu: usize) -> (Placement, u64) {
     let llc = p.cpus.iter().filter(|o| o.llc == p.cpus[cpu].llc).count() as u64;
     let placement = Placement {
         rt: false,
-        nr_cpus: n,
+        nr_cpus: p.nr_cpus() as u64,
         asymmetric: p.is_asymmetric(),
         eas: false,
         nr_pd: p.freq_domains.len() as u64,
     };
+    (placement, llc)
+}
+
+/// Interrupts, wake-ups, IPIs, queue operations, schedule and the context switch.
+fn cpu_rows(p: &Platform, c: &Costs, cpu: usize) -> Vec<Row> {
+    let (placement, llc) = fair_placement(p, cpu);
     let scan = |pl: Placement| machine::placement_scan(pl, || llc);
     let fair = scan(placement);
     let eas = scan(Placement {
@@ -306,16 +311,8 @@ struct Steps {
 }
 
 fn wakeups(p: &Platform, c: &Costs, m: &Memory, cpu: usize) -> Vec<Steps> {
-    let n = p.nr_cpus() as u64;
     let same_llc = |a: usize, b: usize| p.cpus[a].llc == p.cpus[b].llc;
-    let llc = (0..p.nr_cpus()).filter(|&o| same_llc(o, cpu)).count() as u64;
-    let placement = Placement {
-        rt: false,
-        nr_cpus: n,
-        asymmetric: p.is_asymmetric(),
-        eas: false,
-        nr_pd: p.freq_domains.len() as u64,
-    };
+    let (placement, llc) = fair_placement(p, cpu);
     let scan = machine::placement_scan(placement, || llc);
     let exit = p.cpus[cpu].idle_states.first();
     let exit_case = exit.map_or("no idle state".to_string(), |s| format!("from {}", s.name));
