@@ -70,14 +70,15 @@ impl HrtimerBases {
             return;
         };
         let heap = &mut self.bases[cpu];
-        let last = heap.len() - 1;
-        heap.swap(at, last);
-        heap.pop();
+        let last = heap.pop().expect("an armed timer is in its base");
         if at < heap.len() {
-            self.slot[heap[at].task] = Some((cpu, at));
-            self.touched.mark(heap[at].task);
-            self.sift_down(cpu, at);
-            self.sift_up(cpu, at);
+            // The last timer fills the hole, then moves down or up to its place.
+            heap[at] = last;
+            self.slot[last.task] = Some((cpu, at));
+            self.touched.mark(last.task);
+            if self.sift_down(cpu, at) == at {
+                self.sift_up(cpu, at);
+            }
         }
     }
 
@@ -106,50 +107,67 @@ impl HrtimerBases {
         }
     }
 
-    fn swap(&mut self, cpu: usize, a: usize, b: usize) {
-        let heap = &mut self.bases[cpu];
-        heap.swap(a, b);
-        self.slot[heap[a].task] = Some((cpu, a));
-        self.slot[heap[b].task] = Some((cpu, b));
-        self.touched.mark(heap[a].task);
-        self.touched.mark(heap[b].task);
+    /// Put `t` at `at` of `cpu`'s heap, its slot pointing there.
+    fn place(&mut self, cpu: usize, at: usize, t: Timer) {
+        self.bases[cpu][at] = t;
+        self.slot[t.task] = Some((cpu, at));
+        self.touched.mark(t.task);
     }
 
-    /// Order by expiry, then task id (deterministic among equal expiries).
-    fn less(&self, cpu: usize, a: usize, b: usize) -> bool {
-        let h = &self.bases[cpu];
-        (h[a].expires, h[a].task) < (h[b].expires, h[b].task)
-    }
-
+    /// Move the timer at `at` (its slot pointing there) up to its place. The sifts move
+    /// the timers they pass over into the hole and place the sifted one once, at the end
+    /// (if it moved): one write (and slot) per level instead of a swap's two. Any heap has
+    /// the same first timer (the order is total), which is all that is read of it.
     fn sift_up(&mut self, cpu: usize, mut at: usize) {
+        let (from, t) = (at, self.bases[cpu][at]);
         while at > 0 {
             let parent = (at - 1) / 2;
-            if !self.less(cpu, at, parent) {
+            let p = self.bases[cpu][parent];
+            if !before(&t, &p) {
                 break;
             }
-            self.swap(cpu, at, parent);
+            self.place(cpu, at, p);
             at = parent;
+        }
+        if at != from {
+            self.place(cpu, at, t);
         }
     }
 
-    fn sift_down(&mut self, cpu: usize, mut at: usize) {
+    /// Move the timer at `at` (its slot pointing there) down to its place; returns that
+    /// place.
+    fn sift_down(&mut self, cpu: usize, mut at: usize) -> usize {
         let n = self.bases[cpu].len();
+        let (from, t) = (at, self.bases[cpu][at]);
         loop {
-            let (l, r) = (2 * at + 1, 2 * at + 2);
-            let mut min = at;
-            if l < n && self.less(cpu, l, min) {
-                min = l;
-            }
-            if r < n && self.less(cpu, r, min) {
-                min = r;
-            }
-            if min == at {
+            let h = &self.bases[cpu];
+            let l = 2 * at + 1;
+            if l >= n {
                 break;
             }
-            self.swap(cpu, at, min);
-            at = min;
+            let c = if l + 1 < n && before(&h[l + 1], &h[l]) {
+                l + 1
+            } else {
+                l
+            };
+            let child = h[c];
+            if !before(&child, &t) {
+                break;
+            }
+            self.place(cpu, at, child);
+            at = c;
         }
+        if at != from {
+            self.place(cpu, at, t);
+        }
+        at
     }
+}
+
+/// Order by expiry, then task id (deterministic among equal expiries; a task has one timer,
+/// so the order is total).
+fn before(a: &Timer, b: &Timer) -> bool {
+    (a.expires, a.task) < (b.expires, b.task)
 }
 
 #[cfg(debug_assertions)]
@@ -194,7 +212,7 @@ impl HrtimerBases {
             "cpu {cpu}: timer of task {task} out of its slot"
         );
         assert!(
-            at == 0 || !self.less(cpu, at, (at - 1) / 2),
+            at == 0 || !before(&self.bases[cpu][at], &self.bases[cpu][(at - 1) / 2]),
             "cpu {cpu}: timer heap out of order"
         );
         assert!(asleep(task), "task {task} runs with a sleep timer");
