@@ -16,7 +16,7 @@ use super::pelt::{PeltClock, SchedAvg};
 use super::pipe::Channels;
 use super::pm_qos::CpuLatencyQos;
 use super::rt::{RtBandwidth, RtRq};
-use super::sched::{Domain, Rq};
+use super::sched::{freq_scale, Domain, Rq};
 use super::sched_cpufreq::CpuTimesAcc;
 use super::uclamp::{RqUclamp, UclampConfig, UclampSys};
 use super::variant::Variant;
@@ -71,7 +71,7 @@ impl Kernel {
             .iter()
             .map(|c| CpuidleDevice::new(variant.cpuidle_governor, c.idle_states.len()))
             .collect();
-        let rqs = boot_rqs(&platform, &domains);
+        let rqs = boot_rqs(&platform, &domains, freq_invariant);
         let run_capacity = match workload.global.calibration {
             crate::workload::Calibration::Cpu(c) if c < n => platform.cpus[c].capacity_orig as u64,
             _ => SCHED_CAPACITY_SCALE as u64,
@@ -89,6 +89,7 @@ impl Kernel {
             freq_invariant,
             variant.governor == GovernorKind::Schedutil,
             variant.sched_migration_cost_ns,
+            (variant.tick_ns(), u64::from(variant.hz)),
         );
         let (costs, memory) = variant.machine(&platform);
         let llc_touched = vec![0; lb.topo.llc_id.iter().max().map_or(1, |m| m + 1)];
@@ -258,7 +259,7 @@ fn boot_cpufreq(
 }
 
 /// Each CPU's runqueue, idle at its domain's boot OPP.
-fn boot_rqs(platform: &Platform, domains: &[Domain]) -> Vec<Rq> {
+fn boot_rqs(platform: &Platform, domains: &[Domain], freq_invariant: bool) -> Vec<Rq> {
     (0..platform.nr_cpus())
         .map(|cpu| {
             let dom = platform.cpus[cpu].freq_domain;
@@ -283,6 +284,7 @@ fn boot_rqs(platform: &Platform, domains: &[Domain]) -> Vec<Rq> {
                 exec_start: 0,
                 freq_khz: freq,
                 capacity_cur: platform.capacity_at(cpu, freq) as u64,
+                freq_scale: freq_scale(platform, freq_invariant, cpu, freq),
                 res: Residency::new(
                     platform.freq_domains[dom].opps.len(),
                     platform.cpus[cpu].idle_states.len(),

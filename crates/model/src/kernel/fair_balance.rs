@@ -160,6 +160,10 @@ pub struct Balance {
     groups: Vec<GroupStats>,
     /// Per-CPU samples of the EAS estimate under way.
     eas_cpus: Vec<EasCpu>,
+    /// The jiffy in ns, and the longest balance interval in jiffies (`HZ × nr_cpus / 10`,
+    /// at least 1): `get_sd_balance_interval()`'s constants, worked out once at boot.
+    tick_ns: u64,
+    max_interval_jiffies: u64,
     pub stats: BalanceStats,
 }
 
@@ -168,13 +172,14 @@ impl Balance {
     /// platform's and the switch), asymmetric capacities, no SMT, frequency invariance and
     /// schedutil on every policy.
     /// `migration_cost_ns` is `sysctl_sched_migration_cost`, which seeds `avg_idle` (twice
-    /// it) and `max_idle_balance_cost` (`sched_init`).
+    /// it) and `max_idle_balance_cost` (`sched_init`); `(tick_ns, hz)` the jiffy and HZ.
     pub fn new(
         p: &Platform,
         energy_model: bool,
         freq_invariant: bool,
         schedutil: bool,
         migration_cost_ns: u64,
+        (tick_ns, hz): (u64, u64),
     ) -> Self {
         let topo = Topology::new(p);
         let n = p.nr_cpus();
@@ -221,6 +226,8 @@ impl Balance {
             nohz_next_balance: 0,
             groups: Vec::new(),
             eas_cpus: vec![EasCpu::default(); n],
+            tick_ns,
+            max_interval_jiffies: (hz * n as u64 / 10).max(1),
             stats: BalanceStats::default(),
             topo,
         }
@@ -347,7 +354,11 @@ impl Kernel {
 
     /// `cpu_overutilized()`.
     fn cpu_overutilized(&self, cpu: usize) -> bool {
-        let util = self.cpu_util_cfs(cpu);
+        self.util_overutilizes(cpu, self.cpu_util_cfs(cpu))
+    }
+
+    /// `cpu_overutilized()` of `cpu` whose CFS util (`cpu_util_cfs()`) the caller has.
+    fn util_overutilizes(&self, cpu: usize, util: u64) -> bool {
         if self.variant.util_fits_cpu {
             let (min, max) = self.rq_clamps(cpu);
             !self.util_fits_cpu(util, min, max, cpu)
@@ -362,6 +373,9 @@ impl Kernel {
             self.lb.stats.overutilized_raised += 1;
         }
         self.lb.overutilized = value;
+        if self.observer.is_none() {
+            return;
+        }
         let span = self.lb.root_span;
         self.emit(
             now,
@@ -977,10 +991,9 @@ impl Kernel {
         if busy {
             ms *= d.busy_factor;
         }
-        let tick = self.variant.tick_ns();
+        let tick = self.lb.tick_ns;
         let jiffies = (ms * 1_000_000).div_ceil(tick);
-        let max = u64::from(self.variant.hz) * self.platform.nr_cpus() as u64 / 10;
-        jiffies.clamp(1, max.max(1)) * tick
+        jiffies.clamp(1, self.lb.max_interval_jiffies) * tick
     }
 
     /// `trigger_load_balance()` from a busy CPU's tick: its own periodic balance when due,
@@ -1233,15 +1246,16 @@ impl Kernel {
                 ..GroupStats::default()
             };
             for cpu in span.iter() {
+                let util = self.cpu_util_cfs(cpu);
                 s.load += self.cpu_load(cpu);
-                s.util += self.cpu_util_cfs(cpu);
+                s.util += util;
                 s.runnable += self.fair.rqs[cpu].avg.runnable_avg;
                 s.nr_running += u64::from(self.rqs[cpu].nr_running);
                 s.h_nr_running += u64::from(self.fair.rqs[cpu].h_nr_running);
                 if self.cpu_idle(cpu) {
                     s.idle_cpus += 1;
                 }
-                overutilized |= self.cpu_overutilized(cpu);
+                overutilized |= self.util_overutilizes(cpu, util);
                 overload |= self.rqs[cpu].nr_running > 1 || self.lb.misfit_task_load[cpu] > 0;
                 let cap = self.capacity_of(cpu);
                 s.capacity += cap;
