@@ -847,18 +847,8 @@ impl Kernel {
     pub(super) fn update_rq_clock(&mut self, cpu: usize, now: Time) {
         let rq = &mut self.rqs[cpu];
         let cap = self.platform.cpus[cpu].capacity_orig as u64;
-        let freq_scale = if self
-            .variant
-            .freq_invariance
-            .unwrap_or(self.platform.freq_invariant)
-        {
-            rq.freq_khz as u64 * SCHED_CAPACITY_SCALE as u64
-                / self.platform.max_freq_khz(cpu).max(1) as u64
-        } else {
-            SCHED_CAPACITY_SCALE as u64
-        };
         rq.pelt
-            .update(now, rq.curr.is_none(), cap, freq_scale, true);
+            .update(now, rq.curr.is_none(), cap, rq.freq_scale, true);
         self.fair.rqs[cpu].clock_pelt = rq.pelt.now();
     }
 

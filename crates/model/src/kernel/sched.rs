@@ -8,6 +8,7 @@ use super::pelt::{PeltClock, SchedAvg};
 use super::rt::RtRq;
 use super::sched_cpufreq::CpuTimesAcc;
 use super::uclamp::{RqUclamp, TaskUclamp};
+use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::workload::{CpuSet, Policy, Thread};
 use schedlab_base::LatencyHistogram;
 use std::fmt;
@@ -327,6 +328,9 @@ pub struct Rq {
     /// Current frequency and capacity at it.
     pub freq_khz: u32,
     pub capacity_cur: u64,
+    /// `arch_scale_freq_capacity()` at `freq_khz` ([`freq_scale`]): set with the frequency,
+    /// so that each `update_rq_clock()` reads it instead of dividing.
+    pub freq_scale: u64,
     /// Busy/idle time per OPP and idle time per idle state.
     pub res: Residency,
     /// The rq's PELT clock (`clock_pelt`, `lost_idle_time`).
@@ -413,5 +417,16 @@ impl Errno {
 impl fmt::Display for Errno {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// `arch_scale_freq_capacity()` of `cpu` at `freq_khz`: the current to the highest frequency
+/// of its domain, << 10, under frequency invariance (`invariant`); 1024 without it.
+pub fn freq_scale(platform: &Platform, invariant: bool, cpu: usize, freq_khz: u32) -> u64 {
+    if invariant {
+        u64::from(freq_khz) * u64::from(SCHED_CAPACITY_SCALE)
+            / u64::from(platform.max_freq_khz(cpu).max(1))
+    } else {
+        u64::from(SCHED_CAPACITY_SCALE)
     }
 }

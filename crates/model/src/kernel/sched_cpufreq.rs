@@ -7,7 +7,7 @@
 use super::core::{Event, Kernel};
 use super::cpufreq::{Action, CpuTimes, CpuUtil, FreqChange};
 use super::fair::Fair;
-use super::sched::{Class, Rq, Task};
+use super::sched::{freq_scale, Class, Rq, Task};
 use crate::kernel::tracepoint::TraceEvent;
 use crate::machine;
 use crate::platform::Platform;
@@ -164,10 +164,16 @@ impl Kernel {
             self.account_progress(cpu, now);
             self.update_rq_clock(cpu, now);
             let cap = self.platform.capacity_at(cpu, fc.freq_khz) as u64;
+            let invariant = self
+                .variant
+                .freq_invariance
+                .unwrap_or(self.platform.freq_invariant);
+            let scale = freq_scale(&self.platform, invariant, cpu, fc.freq_khz);
             let rq = &mut self.rqs[cpu];
             rq.res.set_opp(now, opp);
             rq.freq_khz = fc.freq_khz;
             rq.capacity_cur = cap;
+            rq.freq_scale = scale;
             if rq.curr.is_some() {
                 self.arm_work(cpu, now, q);
             }
