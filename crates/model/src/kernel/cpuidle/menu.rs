@@ -73,24 +73,25 @@ impl MenuDevice {
     fn typical_interval_us(&self) -> u64 {
         let mut thresh = u64::MAX;
         loop {
-            let (mut sum, mut max, mut divisor) = (0u64, 0u64, 0usize);
+            let (mut sum, mut sum_sq, mut max, mut divisor) = (0u64, 0u128, 0u64, 0usize);
             for &v in self.intervals.iter().filter(|&&v| v <= thresh) {
                 sum += v;
+                sum_sq += u128::from(v) * u128::from(v);
                 max = max.max(v);
                 divisor += 1;
             }
             let avg = sum / divisor as u64;
-            let variance = self
-                .intervals
-                .iter()
-                .filter(|&&v| v <= thresh)
-                .map(|&v| {
-                    let d = u128::from(v.abs_diff(avg));
-                    d * d
-                })
-                .sum::<u128>()
-                / divisor as u128;
-            let avg2 = u128::from(avg) * u128::from(avg);
+            // The kernel's Σ(v − avg)² in one pass: expanded, Σv² − 2·avg·Σv + n·avg², the
+            // same integer (avg is an integer; no term overflows for intervals below
+            // KTIME_MAX µs). Divided in 64 bits when the sum fits, as it does for any idle
+            // period below ~1.5 s.
+            let (a, n) = (u128::from(avg), divisor as u128);
+            let squares = sum_sq + n * a * a - 2 * a * u128::from(sum);
+            let variance = match u64::try_from(squares) {
+                Ok(s) => u128::from(s / divisor as u64),
+                Err(_) => squares / n,
+            };
+            let avg2 = a * a;
             if (avg2 > variance * 36 && divisor * 4 >= INTERVALS * 3) || variance <= 400 {
                 return avg;
             }
@@ -203,8 +204,8 @@ impl MenuDevice {
         let mut factor = self.correction_factor[self.bucket];
         factor -= factor / DECAY;
         if self.next_timer_ns > 0 && measured_ns < MAX_INTERESTING {
-            factor += (u128::from(RESOLUTION) * u128::from(measured_ns)
-                / u128::from(self.next_timer_ns)) as u64;
+            // Below 50 ms, RESOLUTION × measured fits 64 bits (< 2^36).
+            factor += RESOLUTION * measured_ns / self.next_timer_ns;
         } else {
             factor += RESOLUTION;
         }
@@ -232,6 +233,54 @@ mod tests {
             );
         }
         m.select(s, &input(len))
+    }
+
+    /// `get_typical_interval()` as menu.c writes it: the average, then the variance of the
+    /// intervals at or below the threshold in a second pass, the largest dropped while the
+    /// distribution is wide and 3/4 of the samples remain.
+    fn kernel_typical_interval_us(intervals: &[u64; INTERVALS]) -> u64 {
+        let mut thresh = u64::MAX;
+        loop {
+            let kept: Vec<u64> = intervals.iter().copied().filter(|&v| v <= thresh).collect();
+            let n = kept.len();
+            let avg = kept.iter().sum::<u64>() / n as u64;
+            let variance = kept
+                .iter()
+                .map(|&v| u128::from(v.abs_diff(avg)).pow(2))
+                .sum::<u128>()
+                / n as u128;
+            if (u128::from(avg).pow(2) > variance * 36 && n * 4 >= INTERVALS * 3) || variance <= 400
+            {
+                return avg;
+            }
+            if n * 4 <= INTERVALS * 3 {
+                return u64::MAX;
+            }
+            thresh = kept.iter().max().unwrap() - 1;
+        }
+    }
+
+    #[test]
+    fn the_typical_interval_is_get_typical_intervals() {
+        let mut rng = schedlab_base::sim::SimRng::new(7);
+        for round in 0..20_000 {
+            let mut m = MenuDevice::default();
+            // Regular and irregular histories, from a few µs to past 2^32 µs.
+            let scale = [10, 1_000, 100_000, 10_000_000, 1 << 40][round % 5];
+            let base = rng.below(scale) + 1;
+            for v in &mut m.intervals {
+                *v = match rng.below(4) {
+                    0 => rng.below(scale * 4),
+                    _ => base + rng.below(base / 8 + 1),
+                };
+            }
+            assert_eq!(
+                m.typical_interval_us(),
+                kernel_typical_interval_us(&m.intervals),
+                "{:?}",
+                m.intervals
+            );
+        }
     }
 
     #[test]
