@@ -1647,18 +1647,19 @@ enum Scan {
 /// The loop of `select_idle_cpu()` over `cpus` (the LLC and the task's affinity, from
 /// target + 1 wrapping): the first CPU `look` takes, else the first fallback. With `limit`
 /// (SIS_UTIL without an idle core) at most that many CPUs are examined, none when it is 0.
-/// Returns the CPU and how many CPUs were examined.
+/// Returns the CPU and how many CPUs were examined. The limit is checked before the next
+/// candidate is looked for: a busy LLC's limit of 0 costs no walk of its mask.
 fn select_idle_cpu(
-    cpus: impl Iterator<Item = usize>,
+    mut cpus: impl Iterator<Item = usize>,
     limit: Option<u32>,
     mut look: impl FnMut(usize) -> Scan,
 ) -> (Option<usize>, u32) {
     let mut fallback = None;
     let mut scanned = 0;
-    for cpu in cpus {
-        if limit.is_some_and(|l| scanned >= l) {
+    while limit.is_none_or(|l| scanned < l) {
+        let Some(cpu) = cpus.next() else {
             break;
-        }
+        };
         scanned += 1;
         match look(cpu) {
             Scan::Take => return (Some(cpu), scanned),
