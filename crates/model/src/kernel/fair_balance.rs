@@ -583,9 +583,10 @@ impl Kernel {
     /// else on asymmetric systems `select_idle_capacity()` over the asymmetric domain, else an
     /// idle core, SMT sibling or CPU of the target's LLC.
     fn select_idle_sibling(&mut self, t: TaskId, prev: usize, target: usize) -> usize {
-        let asym = self.lb.topo.asym();
-        let c = self.task_clamp(t);
-        let fits = |k: &Kernel, cpu: usize| !asym || k.task_fits_cpu(t, c, cpu);
+        // The clamps matter only to the capacity fit of an asymmetric system; unread
+        // elsewhere (reading a fair task's changes nothing: the lazy sync is RT's).
+        let clamp = self.lb.topo.asym().then(|| self.task_clamp(t));
+        let fits = |k: &Kernel, cpu: usize| clamp.is_none_or(|c| k.task_fits_cpu(t, c, cpu));
         if self.cpu_idle(target) && fits(self, target) {
             return target;
         }
@@ -596,7 +597,7 @@ impl Kernel {
         {
             return prev;
         }
-        if asym {
+        if let Some(c) = clamp {
             let allowed = self.tasks[t].cpus_allowed;
             if let Some(level) = self.lb.topo.asym_level[target] {
                 let span = self.lb.topo.domains[target][level].span.and(&allowed);
