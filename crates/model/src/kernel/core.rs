@@ -583,12 +583,19 @@ impl Kernel {
         }
     }
 
-    /// LISA's load-tracking events after a fair task's PELT update on `cpu`.
+    /// LISA's load-tracking events after a fair task's PELT update on `cpu`. The test is
+    /// inlined into each enqueue and dequeue: without a trace taking the events, no call.
+    #[inline]
     pub(super) fn trace_pelt(&mut self, cpu: usize, t: TaskId, dequeued_sleeping: bool, now: Time) {
-        let sel = self.events;
-        if !sel.any_pelt() {
-            return;
+        if self.events.any_pelt() && self.observer.is_some() {
+            self.emit_pelt(cpu, t, dequeued_sleeping, now);
         }
+    }
+
+    /// [`Kernel::trace_pelt`]'s events.
+    #[inline(never)]
+    fn emit_pelt(&mut self, cpu: usize, t: TaskId, dequeued_sleeping: bool, now: Time) {
+        let sel = self.events;
         let Some(obs) = self.observer.as_mut() else {
             return;
         };
