@@ -405,10 +405,17 @@ impl Kernel {
     /// `update_misfit_status()`: the fair task `curr` now running on `cpu` (None: the CPU
     /// went idle) is misfit when it does not fit the CPU on an asymmetric system. A task of
     /// another class leaves the status as it was (the kernel updates it in the fair class).
+    #[inline]
     pub(super) fn update_misfit_status(&mut self, cpu: usize, curr: Option<TaskId>) {
-        if !self.lb.topo.asym() {
-            return;
+        if self.lb.topo.asym() {
+            self.update_misfit_asym(cpu, curr);
         }
+    }
+
+    /// [`Kernel::update_misfit_status`] on an asymmetric system (the test above is inlined
+    /// at each switch and tick, this is not).
+    #[inline(never)]
+    fn update_misfit_asym(&mut self, cpu: usize, curr: Option<TaskId>) {
         self.checks.cpu(cpu);
         let Some(t) = curr.filter(|&t| self.tasks[t].class() == Class::Fair) else {
             if curr.is_none() {

@@ -138,7 +138,9 @@ impl Kernel {
     }
 
     /// A timer interrupt woke idle `cpu` without giving it a task (the sleeper it woke went
-    /// to another CPU, or only the tick ran): back to the idle loop.
+    /// to another CPU, or only the tick ran): back to the idle loop. The test is inlined at
+    /// each timer interrupt, most of which find the CPU busy; the re-entry is not.
+    #[inline]
     pub(super) fn cpuidle_wakeup(
         &mut self,
         cpu: usize,
@@ -148,14 +150,19 @@ impl Kernel {
     ) {
         let rq = &self.rqs[cpu];
         let dev = &self.cpuidle[cpu];
-        if rq.curr.is_some()
-            || rq.need_resched
-            || rq.nr_running > 0
-            || dev.state.is_none()
-            || dev.exiting.is_some()
+        if rq.curr.is_none()
+            && !rq.need_resched
+            && rq.nr_running == 0
+            && dev.state.is_some()
+            && dev.exiting.is_none()
         {
-            return;
+            self.cpuidle_reenter(cpu, tick, now, q);
         }
+    }
+
+    /// [`Kernel::cpuidle_wakeup`] of a CPU still idle: out of its state and in again.
+    #[inline(never)]
+    fn cpuidle_reenter(&mut self, cpu: usize, tick: bool, now: Time, q: &mut EventQueue<Event>) {
         let tick_ns = self.variant.tick_ns();
         let states = &self.platform.cpus[cpu].idle_states;
         self.cpuidle[cpu].reflect(states, now, false, tick, tick_ns);

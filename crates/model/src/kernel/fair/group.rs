@@ -306,11 +306,19 @@ impl Fair {
             })
     }
 
-    /// `update_cfs_group()`: a group entity takes its share of the group's weight.
+    /// `update_cfs_group()`: a group entity takes its share of the group's weight. A task's
+    /// entity has none to take: that test is inlined at each of the many calls (two per
+    /// enqueue, dequeue and tick), the reweight is not.
+    #[inline]
     pub(super) fn update_cfs_group(&mut self, se: SeId, now: u64) {
-        let Some(q) = self.ses[se].my_q else {
-            return;
-        };
+        if let Some(q) = self.ses[se].my_q {
+            self.update_group_shares(se, q, now);
+        }
+    }
+
+    /// [`Fair::update_cfs_group`] of the group entity `se` owning queue `q`.
+    #[inline(never)]
+    fn update_group_shares(&mut self, se: SeId, q: usize, now: u64) {
         let shares = self.calc_group_shares(self.ses[se].tg, q);
         self.reweight_entity(self.ses[se].cfs_rq, se, shares, now);
     }
