@@ -354,16 +354,18 @@ impl Kernel {
 
     /// `cpu_overutilized()`.
     fn cpu_overutilized(&self, cpu: usize) -> bool {
-        self.util_overutilizes(cpu, self.cpu_util_cfs(cpu))
+        self.util_overutilizes(cpu, self.cpu_util_cfs(cpu), self.capacity_of(cpu))
     }
 
-    /// `cpu_overutilized()` of `cpu` whose CFS util (`cpu_util_cfs()`) the caller has.
-    fn util_overutilizes(&self, cpu: usize, util: u64) -> bool {
+    /// `cpu_overutilized()` of `cpu` whose CFS util (`cpu_util_cfs()`) and `capacity_of()`
+    /// the caller has.
+    #[inline]
+    fn util_overutilizes(&self, cpu: usize, util: u64, capacity: u64) -> bool {
         if self.variant.util_fits_cpu {
             let (min, max) = self.rq_clamps(cpu);
             !self.util_fits_cpu(util, min, max, cpu)
         } else {
-            !fits_capacity(util, self.capacity_of(cpu))
+            !fits_capacity(util, capacity)
         }
     }
 
@@ -1263,9 +1265,9 @@ impl Kernel {
                 if self.cpu_idle(cpu) {
                     s.idle_cpus += 1;
                 }
-                overutilized |= self.util_overutilizes(cpu, util);
-                overload |= self.rqs[cpu].nr_running > 1 || self.lb.misfit_task_load[cpu] > 0;
                 let cap = self.capacity_of(cpu);
+                overutilized |= self.util_overutilizes(cpu, util, cap);
+                overload |= self.rqs[cpu].nr_running > 1 || self.lb.misfit_task_load[cpu] > 0;
                 s.capacity += cap;
                 s.min_capacity = s.min_capacity.min(cap);
                 s.max_capacity = s.max_capacity.max(cap);

@@ -275,6 +275,7 @@ impl Sugov {
     /// policy (`cpufreq_this_cpu_can_update()`: "calculating the frequency is pointless if we
     /// cannot in fact act on it"; a pending limits change waits for a CPU that can); then the
     /// rate limit, bypassed once after a limits change.
+    #[inline]
     fn should_update_freq(&mut self, policy: usize, local: usize, time: u64) -> bool {
         if !self.policies.get(policy).this_cpu_can_update(local) {
             return false;

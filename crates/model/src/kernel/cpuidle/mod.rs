@@ -210,6 +210,7 @@ impl Residency {
         }
     }
 
+    #[inline]
     pub fn set_busy(&mut self, now: u64, busy: bool) {
         if busy == self.busy {
             return;
