@@ -11,6 +11,10 @@ use super::uclamp::{RqUclamp, TaskUclamp};
 use crate::workload::{CpuSet, Policy, Thread};
 use schedlab_base::LatencyHistogram;
 use std::fmt;
+use std::sync::Arc;
+
+/// `TASK_COMM_LEN` less its NUL: the bytes of a name `comm` keeps.
+pub const COMM_MAX: usize = 15;
 
 pub type TaskId = usize;
 
@@ -192,14 +196,14 @@ pub struct ExitedForks {
 /// `struct task_struct`, reduced to what the scheduler models.
 pub struct Task {
     pub pid: u32,
-    /// The full thread name (as rt-app names it); `comm` is its first 15 bytes.
+    /// The full thread name (as rt-app names it); `comm()` is its first 15 characters.
     pub name: String,
-    pub comm: String,
     /// The thread has named itself (rt-app's `pthread_setname_np` at its start: the
     /// trace's `task_rename` from `rt-app`).
     pub renamed: bool,
-    /// Index of the workload task this thread runs.
+    /// Index of the workload task this thread runs, and the thread's rt-app index.
     pub spec: usize,
+    pub index: u32,
     /// Created by a fork of another thread (not at start).
     pub forked: bool,
     pub state: TaskState,
@@ -208,7 +212,10 @@ pub struct Task {
     pub policy: Policy,
     pub nice: i32,
     pub rt_priority: u32,
-    pub cpus_allowed: CpuSet,
+    /// Shared, as a mask is NR_CPUS bits, more than the rest of a task: every task allowed
+    /// on all CPUs holds the kernel's one mask of them, a fork its parent's, and a
+    /// `sched_setaffinity` the kernel's copy of an equal mask (`Kernel::shared_mask`).
+    pub cpus_allowed: Arc<CpuSet>,
     pub se: SeId,
     pub dl: DlEntity,
     /// SCHED_RR ticks left in the slice.
@@ -216,7 +223,10 @@ pub struct Task {
     pub in_iowait: bool,
     /// Total CPU time, all classes (`se.sum_exec_runtime` in the kernel).
     pub sum_exec_runtime: u64,
-    pub thread: Thread,
+    /// The thread's user-space state, made when it first runs (`Kernel::thread_start`):
+    /// until then a thread costs its kernel state alone, as a million created threads
+    /// that have not run yet must stay cheap.
+    pub thread: Option<Box<Thread>>,
     pub activity: Activity,
     /// Generation of the pending sleep-end event; bumped to cancel it.
     pub wake_gen: u64,
@@ -272,7 +282,26 @@ impl Task {
         prefetch(&self.stats.cpu_runtime);
         prefetch(&self.stats.preempted_at);
         prefetch(&self.stats.latency_split);
-        self.thread.prefetch();
+        if let Some(thread) = &self.thread {
+            thread.prefetch();
+        }
+    }
+
+    /// `comm`: the name's first 15 characters (`TASK_COMM_LEN` less the NUL).
+    pub fn comm(&self) -> &str {
+        let end = self
+            .name
+            .char_indices()
+            .nth(COMM_MAX)
+            .map_or(self.name.len(), |(i, _)| i);
+        &self.name[..end]
+    }
+
+    /// The thread's activations and deadline misses (none before it first ran).
+    pub fn thread_counts(&self) -> (u64, u64) {
+        self.thread
+            .as_ref()
+            .map_or((0, 0), |th| (th.activations(), th.deadline_misses()))
     }
 
     pub fn class(&self) -> Class {
