@@ -21,7 +21,8 @@ use super::pipe::Channels;
 use super::pm_qos::CpuLatencyQos;
 use super::rt::RtBandwidth;
 use super::sched::{
-    Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats, COMM_MAX,
+    Activity, Class, Domain, ExitedForks, LazyStats, Rq, Task, TaskId, TaskState, TaskStats,
+    COMM_MAX,
 };
 use super::sched_cpufreq::SCHED_CPUFREQ_IOWAIT;
 use super::uclamp::{
@@ -334,7 +335,7 @@ impl Kernel {
             llc_mark: 0,
             retry_send: None,
             last_ran: 0,
-            stats: TaskStats::default(),
+            stats: LazyStats::default(),
         };
         match self.free_tasks.pop() {
             Some(slot) => self.tasks[slot] = task,

@@ -118,6 +118,52 @@ impl CpuRuntime {
     }
 }
 
+/// A task's counters, made when first written: a thread that has not run yet has none
+/// to keep (most of the threads of a large workload, at its start), and reads as zeros.
+#[derive(Default)]
+pub struct LazyStats(Option<Box<TaskStats>>);
+
+/// What a task that has written no counter reads (`TaskStats::default()`).
+static NO_STATS: TaskStats = TaskStats {
+    wakeups: 0,
+    preemptions: 0,
+    migrations: 0,
+    io_completions: 0,
+    forks: 0,
+    cpu_runtime: CpuRuntime {
+        cpu: 0,
+        ns: 0,
+        earlier: Vec::new(),
+    },
+    woken_at: None,
+    wake_idle_exit_ns: 0,
+    wake_ipi_ns: 0,
+    wake_irq_ns: 0,
+    preempted_at: None,
+    wakeup_latency: LatencyHistogram::EMPTY,
+    latency_split: LatencySplit {
+        idle_exit_ns: 0,
+        irq_ns: 0,
+        wakeup_path_ns: 0,
+        runqueue_ns: 0,
+        preempted_ns: 0,
+    },
+};
+
+impl std::ops::Deref for LazyStats {
+    type Target = TaskStats;
+
+    fn deref(&self) -> &TaskStats {
+        self.0.as_deref().unwrap_or(&NO_STATS)
+    }
+}
+
+impl std::ops::DerefMut for LazyStats {
+    fn deref_mut(&mut self) -> &mut TaskStats {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
 /// Per-task counters for the results.
 #[derive(Debug, Default)]
 pub struct TaskStats {
@@ -260,7 +306,7 @@ pub struct Task {
     /// A channel write (channel, bytes) the task was woken to try again (a pipe writer's
     /// spurious wake-up): its next request, before its thread's own.
     pub retry_send: Option<(usize, u64)>,
-    pub stats: TaskStats,
+    pub stats: LazyStats,
 }
 
 impl Task {
