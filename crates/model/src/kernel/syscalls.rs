@@ -129,7 +129,7 @@ impl Kernel {
             Syscall::Yield => self.sched_yield(t, cpu, now),
             Syscall::Fork { task: spec } => self.do_fork(t, spec, now, q),
             Syscall::SetAffinity => {
-                let mask = *started(&mut self.tasks[t]).affinity();
+                let mask = started(&mut self.tasks[t]).affinity(&self.workload);
                 self.set_cpus_allowed(t, mask);
             }
             Syscall::SetScheduler(params) => self.setscheduler(t, params, now, q),
