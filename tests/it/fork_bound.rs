@@ -85,6 +85,23 @@ fn the_default_bound_is_the_instance_bound() {
     }
     let out = schedlab(&["check", "-"], Some(&fork_bomb(None)));
     assert_eq!(out.status.code(), Some(0));
+    // An experiment's workloads run on one machine: their instances share one bound.
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("e.toml");
+    let part = |name: &str| {
+        format!(
+            "[[workload]]\nname = \"{name}\"\njson = '''{{\"tasks\": {{\"t\": {{\"instance\": 40, \
+             \"run\": 10}}}}, \"global\": {{\"threads_max\": 64}}}}'''\n"
+        )
+    };
+    std::fs::write(&exp, part("a") + &part("b")).unwrap();
+    let out = schedlab(&["check", exp.to_str().unwrap()], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("at most 64 threads") && err.contains("80"),
+        "{err}"
+    );
 }
 
 /// The peak resident memory (bytes) of `schedlab args`, from `wait4()`'s rusage of that
