@@ -1,4 +1,4 @@
-//! The bound on threads (issue 32, "Inputs that can take the machine down"): a task that
+//! The bound on threads: a task that
 //! forks itself without end meets `threads-max` as on a real kernel, where `copy_process()`
 //! fails with EAGAIN once `nr_threads >= max_threads` (kernel/fork.c) and the forking
 //! thread gets the error and goes on; and a million created threads that have not run yet
