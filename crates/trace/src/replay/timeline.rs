@@ -256,6 +256,8 @@ pub struct TaskTrace {
     /// Its block step that began with `prev_state` bit 64 (`PrevState::DeadOrParked`): an
     /// exit if it never ends.
     gone_at: Option<usize>,
+    /// Its last wake-up event with a `target_cpu`: that CPU and when.
+    woke_to: Option<(usize, u64)>,
 }
 
 /// A trace read into per-task programs.
@@ -304,6 +306,9 @@ struct Cpu {
     /// When it last switched to idle, and the idle state `cpu_idle` said it entered since.
     idle_since: u64,
     idle_state: Option<u32>,
+    /// Its last switch was to idle: a task seen current here before a switch to it was
+    /// switched in untraced (`Builder::untraced_switch_in`).
+    idle: bool,
 }
 
 /// `PID_MAX_LIMIT` on 64-bit kernels: the largest `pid_max`.
@@ -364,6 +369,9 @@ struct Builder<'i> {
     notes: Vec<String>,
     /// CPUs the trace shows above the platform's highest OPP: the highest frequency seen.
     above_max: BTreeMap<usize, u32>,
+    /// Per CPU, the runs whose switch-in the trace lacks (`untraced_switch_in`): those
+    /// started at their wake-up, and those at their first event.
+    untraced: Vec<(u64, u64)>,
 }
 
 /// Read `text` (a trace named `file`) into a timeline.
@@ -425,6 +433,19 @@ pub fn read(
     }
     bld.finish(last);
     let mut notes = std::mem::take(&mut bld.notes);
+    for (c, &(woke, first)) in bld.untraced.iter().enumerate() {
+        if woke + first > 0 {
+            let rest = if first > 0 {
+                format!(" ({first} with none logged onto the CPU: at their first event)")
+            } else {
+                String::new()
+            };
+            notes.push(format!(
+                "{} runs on CPU {c} began without a traced switch-in; started at their wake-up{rest}",
+                woke + first
+            ));
+        }
+    }
     let mut above: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for (&c, &khz) in &bld.above_max {
         above.entry(khz).or_default().push(c);
@@ -553,6 +574,7 @@ impl<'i> Builder<'i> {
                 moved: None,
                 idle_since: 0,
                 idle_state: None,
+                idle: false,
             })
             .collect();
         let ids: Vec<Option<usize>> = (0..n).map(|c| info.llc.get(c).copied()).collect();
@@ -577,6 +599,7 @@ impl<'i> Builder<'i> {
             overutilized: false,
             notes: Vec::new(),
             above_max: BTreeMap::new(),
+            untraced: vec![(0, 0); n],
         }
     }
 
@@ -621,6 +644,7 @@ impl<'i> Builder<'i> {
                 affinity_set: false,
                 preempt_ipi: None,
                 gone_at: None,
+                woke_to: None,
             });
             self.by_pid.insert(pid, self.tasks.len() - 1);
             self.tasks.len() - 1
@@ -950,6 +974,9 @@ impl<'i> Builder<'i> {
         file: &str,
     ) -> Result<(), InputError> {
         let cpu = head.cpu;
+        if head.pid != 0 && self.cpus[cpu].idle && !matches!(rec, Record::Lost { .. }) {
+            self.untraced_switch_in(cpu, head.pid, ts);
+        }
         match rec {
             Record::Frequency { cpu, khz } | Record::FrequencyReport { cpu, khz } => {
                 if cpu >= self.cpus.len() {
@@ -1011,6 +1038,7 @@ impl<'i> Builder<'i> {
                     c.curr = None;
                     c.since = ts;
                     c.debt = 0;
+                    c.idle = false;
                 }
             }
             Record::Other => {}
@@ -1093,8 +1121,8 @@ impl<'i> Builder<'i> {
             // Going idle: the work ends with the CPU's last task.
             c.debt = 0;
         }
+        c.idle = next_pid == 0;
         if next_pid == 0 {
-            let c = &mut self.cpus[cpu];
             c.idle_since = ts;
             c.idle_state = None;
         }
@@ -1120,6 +1148,47 @@ impl<'i> Builder<'i> {
         }
     }
 
+    /// Task `pid` is current on `cpu` at `ts` (an event in its context) though the CPU's last
+    /// switch was to idle: its switch-in was not traced. A kernel may not trace it: v6.18 on
+    /// the project's VM logs no `sched_switch` out of idle (and no `cpu_idle`) on CPU 1, and
+    /// a task woken there shows only as its wake-up and then events of its own. Its run
+    /// began at the best evidence: its last wake-up onto this CPU since the CPU went idle
+    /// (it could not run before it), else this first event of its; never at the switch to
+    /// idle, which would count the idle time as its. The switch-in is then made as a traced
+    /// one (its kernel work, its cache refill), with no wake-up latency (when it ran after
+    /// the wake-up is unknown).
+    fn untraced_switch_in(&mut self, cpu: usize, pid: u32, ts: u64) {
+        let idle_since = self.cpus[cpu].idle_since;
+        let known = self.by_pid.get(pid);
+        let woke = known
+            .and_then(|t| self.tasks[t].woke_to)
+            .filter(|&(to, at)| to == cpu && at >= idle_since && at <= ts)
+            .map(|w| w.1);
+        let start = woke.unwrap_or(ts);
+        let n = &mut self.untraced[cpu];
+        if woke.is_some() {
+            n.0 += 1;
+        } else {
+            n.1 += 1;
+        }
+        let c = &mut self.cpus[cpu];
+        c.since = c.since.min(start);
+        let prio = known.map_or(120, |t| self.tasks[t].prio);
+        if let Some(t) = known {
+            self.tasks[t].woken_at = None;
+        }
+        let switch = Record::Switch {
+            prev_pid: 0,
+            prev_comm: "",
+            prev_prio: 120,
+            prev_state: PrevState::Runnable,
+            next_pid: pid,
+            next_comm: "",
+            next_prio: prio,
+        };
+        self.switch(cpu, switch, start);
+    }
+
     /// `sched_waking`, `sched_wakeup` and `sched_wakeup_new`.
     fn wake(&mut self, head: Head, rec: Record<'_>, ts: u64) {
         let Record::Wake {
@@ -1138,6 +1207,9 @@ impl<'i> Builder<'i> {
         }
         let known = self.by_pid.get(pid).is_some();
         let w = self.task(pid, comm, Some(prio), if new { ts } else { self.start });
+        if let Some(t) = target_cpu {
+            self.tasks[w].woke_to = Some((t, ts));
+        }
         if new {
             let task = &mut self.tasks[w];
             if !known {
