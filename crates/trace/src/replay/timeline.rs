@@ -171,6 +171,16 @@ pub enum Step {
     },
     Fork(usize),
     Block(Block),
+    /// Woken by `to`, it preempted `to` and blocked with the CPU going straight back to it
+    /// (`Builder::preemption_reply`).
+    Reply {
+        to: usize,
+    },
+    /// Preempted by `by`, the task it had just woken, and run again when `by` blocked
+    /// (`Builder::preemption_reply`).
+    Preempted {
+        by: usize,
+    },
 }
 
 /// A stretch of a task's run between two moves of its own: a `sched_migrate_task` of the
@@ -303,6 +313,8 @@ struct Cpu {
     /// A task that moved itself off this CPU, until the CPU's next switch says whether
     /// the CPU had other tasks to run.
     moved: Option<usize>,
+    /// Its last switch: a task preempted by the task it had just woken (`preemption_reply`).
+    preempted: Option<(usize, usize)>,
     /// When it last switched to idle, and the idle state `cpu_idle` said it entered since.
     idle_since: u64,
     idle_state: Option<u32>,
@@ -572,6 +584,7 @@ impl<'i> Builder<'i> {
                 freq_since: 0,
                 busy_at_khz: 0,
                 moved: None,
+                preempted: None,
                 idle_since: 0,
                 idle_state: None,
                 idle: false,
@@ -1039,6 +1052,7 @@ impl<'i> Builder<'i> {
                     c.since = ts;
                     c.debt = 0;
                     c.idle = false;
+                    c.preempted = None;
                 }
             }
             Record::Other => {}
@@ -1069,13 +1083,23 @@ impl<'i> Builder<'i> {
                 s.balance = true;
             }
         }
+        let preempted = self.cpus[cpu].preempted.take();
+        let mut prev = None;
         if prev_pid != 0 {
             let p = self.task(prev_pid, prev_comm, Some(prev_prio), self.start);
+            prev = Some(p);
             self.current(cpu, p, ts);
             match prev_state {
                 PrevState::Runnable => self.tasks[p].state = State::Runnable,
                 PrevState::Sleeping | PrevState::Uninterruptible | PrevState::DeadOrParked => {
                     self.flush(p);
+                    if let Some((w, t)) = preempted.filter(|&(w, t)| {
+                        t == p
+                            && self.tasks[w].pid == next_pid
+                            && prev_state != PrevState::DeadOrParked
+                    }) {
+                        self.preemption_reply(w, t);
+                    }
                     let task = &mut self.tasks[p];
                     if prev_state == PrevState::DeadOrParked {
                         // An exit unless it runs again (`finish`).
@@ -1144,8 +1168,34 @@ impl<'i> Builder<'i> {
             }
             self.current(cpu, n, ts);
             let preempted = prev_pid != 0 && prev_state == PrevState::Runnable;
+            if let Some(p) = prev.filter(|_| preempted) {
+                // Preempted by a task it woke, which has not run since.
+                let woke = matches!(
+                    self.tasks[n].steps.last(),
+                    Some(Step::Block(b)) if b.waker == Waker::Task(p) && b.end.is_some()
+                );
+                if woke {
+                    self.cpus[cpu].preempted = Some((p, n));
+                }
+            }
             self.switch_in(cpu, n, ts, preempted);
         }
+    }
+
+    /// `t`, woken by `w`, preempted it at once (`wakeup_preempt`), and blocked with the CPU
+    /// going straight back to `w`: `w` could not go on before `t` blocked. In a pipe's
+    /// ping-pong (`perf bench sched pipe`) it is how one side waits for the other's reply:
+    /// `w` writes, wakes the reader `t`, which preempts it, writes its reply and blocks on
+    /// its next read; `w` then reads the reply without blocking. The trace shows `w`'s wait
+    /// as a preemption, not a block, so without this step `w`'s program would send its
+    /// writes back to back and `t` would read them without blocking, and the replay would
+    /// lose `t`'s blocks and the kernel work each costs (the extraction took it out of `t`'s
+    /// runs). The extraction makes the pair a `send` of `t`'s and a `recv` of `w`'s when it
+    /// recurs (`Extraction::replies`).
+    fn preemption_reply(&mut self, w: usize, t: usize) {
+        self.tasks[t].steps.push(Step::Reply { to: w });
+        self.flush(w);
+        self.tasks[w].steps.push(Step::Preempted { by: t });
     }
 
     /// Task `pid` is current on `cpu` at `ts` (an event in its context) though the CPU's last
