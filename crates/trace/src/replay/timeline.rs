@@ -987,7 +987,18 @@ impl<'i> Builder<'i> {
         file: &str,
     ) -> Result<(), InputError> {
         let cpu = head.cpu;
-        if head.pid != 0 && self.cpus[cpu].idle && !matches!(rec, Record::Lost { .. }) {
+        // The scheduler's events, logged in the current task's context (not `print`s:
+        // schedlab's own traces write rt-app's main thread's markers without running it).
+        let sched = matches!(
+            rec,
+            Record::Switch { .. }
+                | Record::Wake { .. }
+                | Record::Migrate { .. }
+                | Record::Fork { .. }
+                | Record::Exit { .. }
+                | Record::Rename { .. }
+        );
+        if head.pid != 0 && sched && self.cpus[cpu].idle {
             self.untraced_switch_in(cpu, head.pid, ts);
         }
         match rec {
@@ -1198,7 +1209,7 @@ impl<'i> Builder<'i> {
         self.tasks[w].steps.push(Step::Preempted { by: t });
     }
 
-    /// Task `pid` is current on `cpu` at `ts` (an event in its context) though the CPU's last
+    /// Task `pid` is current on `cpu` at `ts` (a scheduler event in its context) though the CPU's last
     /// switch was to idle: its switch-in was not traced. A kernel may not trace it: v6.18 on
     /// the project's VM logs no `sched_switch` out of idle (and no `cpu_idle`) on CPU 1, and
     /// a task woken there shows only as its wake-up and then events of its own. Its run
