@@ -61,6 +61,21 @@ impl TaskTrace {
     }
 }
 
+impl TaskTrace {
+    /// The work its steps hold (its CPU work less the kernel work taken out).
+    fn run_work(&self) -> u64 {
+        self.work
+            + self
+                .steps
+                .iter()
+                .map(|s| match s {
+                    Step::Run(w) => *w,
+                    _ => 0,
+                })
+                .sum::<u64>()
+    }
+}
+
 impl CpuInfo {
     /// From a platform: cpufreq starts every policy at its highest frequency.
     pub fn from_platform(p: &schedlab_model::platform::Platform) -> CpuInfo {
@@ -384,6 +399,8 @@ struct Builder<'i> {
     /// Per CPU, the runs whose switch-in the trace lacks (`untraced_switch_in`): those
     /// started at their wake-up, and those at their first event.
     untraced: Vec<(u64, u64)>,
+    /// Kernel work (capacity·ns) a task's run was too short to pay by its switch-out.
+    unpaid: u64,
 }
 
 /// Read `text` (a trace named `file`) into a timeline.
@@ -445,6 +462,18 @@ pub fn read(
     }
     bld.finish(last);
     let mut notes = std::mem::take(&mut bld.notes);
+    let taken: u64 = bld.tasks.iter().map(|t| t.cpu_work).sum::<u64>()
+        - bld.tasks.iter().map(TaskTrace::run_work).sum::<u64>();
+    if bld.unpaid > 0 && bld.unpaid * 10 >= taken {
+        // The real kernel did its work within the runs: the model's is more.
+        notes.push(format!(
+            "the model's kernel work ({:.3} ms) is more than the trace's runs held: {:.3} ms of \
+             it did not fit before the switch-out; the platform's [costs] are above the \
+             traced machine's, and the replay runs slower than the trace",
+            (taken + bld.unpaid) as f64 / 1024e6,
+            bld.unpaid as f64 / 1024e6
+        ));
+    }
     for (c, &(woke, first)) in bld.untraced.iter().enumerate() {
         if woke + first > 0 {
             let rest = if first > 0 {
@@ -613,6 +642,7 @@ impl<'i> Builder<'i> {
             notes: Vec::new(),
             above_max: BTreeMap::new(),
             untraced: vec![(0, 0); n],
+            unpaid: 0,
         }
     }
 
@@ -1144,7 +1174,7 @@ impl<'i> Builder<'i> {
         let dequeue = self.capacity_ns(cpu, machine::queue_op(k, 1, 0));
         let c = &mut self.cpus[cpu];
         if prev_pid != 0 && c.debt_at < ts {
-            c.debt = 0;
+            self.unpaid += std::mem::take(&mut c.debt);
         }
         c.debt += schedule;
         if prev_pid != 0 && prev_state != PrevState::Runnable {
