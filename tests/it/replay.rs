@@ -44,8 +44,19 @@ fn replay(
     sets: &[&str],
     trace_out: Option<PathBuf>,
 ) -> Report {
+    replay_of(extract_args(trace, pin), platform, sets, trace_out)
+}
+
+/// The replay report of what `extract` takes from its trace.
+fn replay_of(
+    extract: FromTraceArgs,
+    platform: Option<&str>,
+    sets: &[&str],
+    trace_out: Option<PathBuf>,
+) -> Report {
+    let trace = extract.trace.display().to_string();
     rp::replay_report(&ReplayArgs {
-        extract: extract_args(trace, pin),
+        extract,
         platform: platform.map(str::to_string),
         set: sets.iter().map(|s| s.to_string()).collect(),
         set_at: Vec::new(),
@@ -53,7 +64,7 @@ fn replay(
         json: None,
         trace_out,
     })
-    .unwrap_or_else(|e| panic!("{}: {e}", trace.display()))
+    .unwrap_or_else(|e| panic!("{trace}: {e}"))
 }
 
 /// Who wakes whom in a trace, by workload task name (a replay names its threads
@@ -76,6 +87,17 @@ fn edges(trace: &Path, strip_index: bool) -> BTreeMap<(String, String), u64> {
 
 fn within(a: u64, b: u64, frac: f64) -> bool {
     (a as f64 - b as f64).abs() <= frac * a as f64
+}
+
+/// The task's CPU time in the replay is within `frac` of the trace's.
+fn assert_cpu_time_within(what: &str, t: &schedlab::replay::fidelity::TaskRow, frac: f64) {
+    assert!(
+        within(t.trace_runtime_ns, t.replay_runtime_ns, frac),
+        "{what} {}: CPU time {} ns in the trace, {} replayed",
+        t.task,
+        t.trace_runtime_ns,
+        t.replay_runtime_ns
+    );
 }
 
 #[test]
@@ -119,13 +141,7 @@ fn every_rt_app_example_round_trips() {
         }
         for t in &r.tasks {
             if name != "example3" {
-                assert!(
-                    within(t.trace_runtime_ns, t.replay_runtime_ns, 0.02),
-                    "{name} {}: CPU time {} ns in the trace, {} replayed",
-                    t.task,
-                    t.trace_runtime_ns,
-                    t.replay_runtime_ns
-                );
+                assert_cpu_time_within(&name, t, 0.02);
             }
             assert!(
                 within(t.trace_wakeups, t.replay_wakeups, 0.01),
@@ -979,19 +995,11 @@ fn wake_ups_are_counted_as_the_trace_counts_them() {
     let (trace, stripped) = with_and_without_wake_ups(tmp.path(), SLEEPERS);
     for (path, logged) in [(&trace, true), (&stripped, false)] {
         // From 100 ms: a and b are first seen after the window's start.
-        let r = rp::replay_report(&ReplayArgs {
-            extract: FromTraceArgs {
-                from: Some("100ms".into()),
-                ..extract_args(path, false)
-            },
-            platform: None,
-            set: Vec::new(),
-            set_at: Vec::new(),
-            seed: 0,
-            json: None,
-            trace_out: None,
-        })
-        .unwrap();
+        let from = FromTraceArgs {
+            from: Some("100ms".into()),
+            ..extract_args(path, false)
+        };
+        let r = replay_of(from, None, &[], None);
         assert_eq!(r.tasks.len(), 4, "{:?}", r.tasks);
         for t in &r.tasks {
             assert!(t.trace_wakeups >= 20, "{t:?}");
@@ -1321,6 +1329,13 @@ fn a_run_whose_switch_in_was_not_traced_begins_at_its_wake_up() {
     assert_eq!(busy, 500_000 + 99_000 + 200_000);
 }
 
+/// The replay report of a trace recorded on another machine, `platform` its platform file.
+fn replay_on(trace: &Path, platform: &str) -> Report {
+    let mut args = extract_args(trace, false);
+    args.trace_platform = Some(platform.to_string());
+    replay_of(args, None, &[], None)
+}
+
 /// The replay column counts the replay's own forked processes: hackbench's workers, forked
 /// and exited in the replay, are found in the replay's trace (their comm cut to 15 bytes)
 /// with their work and wake-ups, as the results count their CPU time.
@@ -1328,19 +1343,8 @@ fn a_run_whose_switch_in_was_not_traced_begins_at_its_wake_up() {
 fn the_replay_column_counts_the_replays_forked_processes() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/host-traces");
     let trace = dir.join("hackbench.txt");
-    let r = rp::replay_report(&ReplayArgs {
-        extract: FromTraceArgs {
-            trace_platform: Some(dir.join("hackbench.platform.toml").display().to_string()),
-            ..extract_args(&trace, false)
-        },
-        platform: None,
-        set: Vec::new(),
-        set_at: Vec::new(),
-        seed: 0,
-        json: None,
-        trace_out: None,
-    })
-    .unwrap();
+    let platform = dir.join("hackbench.platform.toml");
+    let r = replay_on(&trace, platform.to_str().unwrap());
     let workers: Vec<_> = r
         .tasks
         .iter()
@@ -1392,19 +1396,7 @@ fn recorded_host_traces_extract_and_replay() {
         assert_eq!(code, 0, "replay {t}: {err}");
         // Each task that ran more than 10 ms replays with its CPU time within 10%: the
         // kernel work the extraction takes out of its runs is charged again by the replay.
-        let r = rp::replay_report(&ReplayArgs {
-            extract: FromTraceArgs {
-                trace_platform: Some(p.to_string()),
-                ..extract_args(trace, false)
-            },
-            platform: None,
-            set: Vec::new(),
-            set_at: Vec::new(),
-            seed: 0,
-            json: None,
-            trace_out: None,
-        })
-        .unwrap();
+        let r = replay_on(trace, p);
         let big: Vec<_> = r
             .tasks
             .iter()
@@ -1412,13 +1404,7 @@ fn recorded_host_traces_extract_and_replay() {
             .collect();
         assert!(!big.is_empty(), "{t}: {:?}", r.tasks);
         for x in big {
-            assert!(
-                within(x.trace_runtime_ns, x.replay_runtime_ns, 0.10),
-                "{t}: {} ran {} ns in the trace, {} replayed",
-                x.task,
-                x.trace_runtime_ns,
-                x.replay_runtime_ns
-            );
+            assert_cpu_time_within(t, x, 0.10);
         }
     }
 }
