@@ -156,7 +156,7 @@ fn calibrate(args: &CalibrateArgs) -> Result<(), Error> {
         }
     }
     let (base, text, name) = platform_input(args.platform.as_deref())?;
-    let spec = Spec::default();
+    let spec = Spec::for_platform(&base);
     let runs = args.runs as usize;
     let failed = |what: &str, e: String| {
         InputError::new("host calibrate", what, "a benchmark that runs here", e)

@@ -3,9 +3,13 @@
 //! fits its costs (REPRODUCTIONS.md, "The machine's time" and "Host calibration"):
 //!
 //! 1. the common scale of every kernel path — the CPU's work per cycle relative to a
-//!    Cortex-A53, which `costs.rs`'s `work_per_cycle` only estimates for x86 — on `perf bench
-//!    sched pipe -T -l N` (threads, µs per round trip): `schedlab gen pipe` is simulated on
-//!    the platform and the scale bisected until it simulates the machine's median;
+//!    Cortex-A53, which `costs.rs`'s `work_per_cycle` only estimates for x86 — on `taskset -c
+//!    C perf bench sched pipe -T -l N` (threads, µs per round trip, both on the machine's last
+//!    CPU): `schedlab gen pipe --cpu C` is simulated on the platform and the scale bisected
+//!    until it simulates the machine's median. One CPU, because the round trip is then the
+//!    wake-up, switch and pipe paths alone: across two CPUs it also holds the IPI and the
+//!    idle exit of the CPU it wakes, which on a quiet VM is a halted vCPU woken by the
+//!    hypervisor (2.0 µs/op on one CPU, 2–45 µs/op across two, REPRODUCTIONS.md);
 //! 2. `unix_op_ns` on `perf bench sched messaging` (20 senders × 20 receivers per group,
 //!    100-byte messages over AF_UNIX sockets, processes: perf's defaults are 10 groups of 100
 //!    loops), simulated as `schedlab gen hackbench` of the same shape, at the fitted scale.
@@ -27,8 +31,10 @@ use std::fmt::Write;
 /// What is measured and simulated, and how long each simulation runs.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    /// `perf bench sched pipe -T -l LOOPS`.
+    /// `taskset -c PIPE_CPU perf bench sched pipe -T -l LOOPS`.
     pub pipe_loops: u64,
+    /// The CPU both threads of the pipe benchmark are pinned to (the machine's last).
+    pub pipe_cpu: usize,
     /// `perf bench sched messaging -g GROUPS -l LOOPS`.
     pub messaging_groups: u32,
     pub messaging_loops: u32,
@@ -43,6 +49,7 @@ impl Default for Spec {
     fn default() -> Spec {
         Spec {
             pipe_loops: 50_000,
+            pipe_cpu: 0,
             messaging_groups: 10,
             messaging_loops: 100,
             pipe_sim_ns: 200_000_000,
@@ -52,8 +59,19 @@ impl Default for Spec {
 }
 
 impl Spec {
+    /// The default sizes, the pipe benchmark pinned to `p`'s last CPU.
+    pub fn for_platform(p: &Platform) -> Spec {
+        Spec {
+            pipe_cpu: p.cpus.len().saturating_sub(1),
+            ..Spec::default()
+        }
+    }
+
     pub fn pipe_command(&self) -> Vec<String> {
-        words(&format!("perf bench sched pipe -T -l {}", self.pipe_loops))
+        words(&format!(
+            "taskset -c {} perf bench sched pipe -T -l {}",
+            self.pipe_cpu, self.pipe_loops
+        ))
     }
 
     pub fn messaging_command(&self) -> Vec<String> {
@@ -65,8 +83,9 @@ impl Spec {
 }
 
 /// The line of a calibrated platform file that says the scale was fitted on `perf bench
-/// sched pipe -T` (`host validate` marks that row "fit").
-pub const PIPE_FIT_MARK: &str = "# host calibrate fit: the scale on perf bench sched pipe -T";
+/// sched pipe -T` on one CPU (`host validate` marks that row "fit").
+pub const PIPE_FIT_MARK: &str =
+    "# host calibrate fit: the scale on perf bench sched pipe -T, both threads on one CPU";
 
 /// A measured benchmark: its command and each run's number (µs/op or s).
 #[derive(Debug, Clone)]
@@ -111,7 +130,7 @@ fn measure(
     })
 }
 
-/// `perf bench sched pipe -T` on the machine: µs per round trip.
+/// `perf bench sched pipe -T` on one CPU of the machine: µs per round trip.
 pub fn measure_pipe(spec: &Spec, runs: usize) -> Result<Measured, String> {
     measure(&spec.pipe_command(), runs, "µs/op", measure::perf_pipe_us)
 }
@@ -164,11 +183,12 @@ fn run_workload(p: &Platform, json: &serde_json::Value, ns: Option<u64>, seed: u
         .unwrap_or(f64::INFINITY)
 }
 
-/// `schedlab gen pipe [--processes]` on `p` for `ns` of simulated time: µs per round trip.
-pub fn simulate_pipe(p: &Platform, ns: u64, processes: bool, seed: u64) -> f64 {
+/// `schedlab gen pipe [--cpu C] [--processes]` on `p` for `ns` of simulated time: µs per
+/// round trip.
+pub fn simulate_pipe(p: &Platform, ns: u64, cpu: Option<usize>, processes: bool, seed: u64) -> f64 {
     let a = PipeArgs {
         runtime: ns.div_ceil(1_000_000_000).max(1),
-        cpu: None,
+        cpu,
         uclamp_min: None,
         taskgroup: None,
         processes,
@@ -218,7 +238,8 @@ const SCALE_RANGE: (f64, f64) = (0.25, 64.0);
 /// (a higher scale is faster). Out of reach — the path costs cannot make the simulation
 /// that fast or that slow — the uarch's estimate is kept and the fit says so.
 pub fn fit_scale(p: &Platform, target_us: f64, spec: &Spec) -> Fit {
-    let sim = |scale: f64| simulate_pipe(&at_scale(p, scale), spec.pipe_sim_ns, false, 0);
+    let cpu = Some(spec.pipe_cpu);
+    let sim = |scale: f64| simulate_pipe(&at_scale(p, scale), spec.pipe_sim_ns, cpu, false, 0);
     let mut steps = Vec::new();
     let (mut lo, mut hi) = SCALE_RANGE;
     let (at_lo, at_hi) = (sim(lo), sim(hi));
@@ -388,12 +409,13 @@ fn costs_table(
             s,
             "# The common scale of every kernel path: {:.4} × a Cortex-A53's work per cycle (costs.rs\n\
              # estimates {:.2} for {uarch}), fitted on `{}` (threads, µs per round trip),\n\
-             # {}; `schedlab gen pipe` simulates {:.4} µs/op on this platform at it\n\
+             # {}; `schedlab gen pipe --cpu {}` simulates {:.4} µs/op on this platform at it\n\
              # ({} ms simulated, seed 0).",
             scale.value,
             work_per_cycle(&uarch),
             pipe.command,
             pipe.describe(),
+            spec.pipe_cpu,
             scale.simulated,
             spec.pipe_sim_ns / 1_000_000
         );
@@ -401,12 +423,13 @@ fn costs_table(
         let _ = writeln!(
             s,
             "# The common scale of every kernel path: NOT FITTED, {uarch}'s estimate {:.2} × a Cortex-A53's\n\
-             # work per cycle is kept: `{}` measured {}, and `schedlab gen pipe`\n\
+             # work per cycle is kept: `{}` measured {}, and `schedlab gen pipe --cpu {}`\n\
              # simulates {:.4}..{:.4} µs/op for scales {}..{} (the rest of a round trip is not path\n\
-             # work: idle exits, IPI delivery, cache refills).",
+             # work: the switches' cache refills).",
             scale.value,
             pipe.command,
             pipe.describe(),
+            spec.pipe_cpu,
             scale.steps[1].1,
             scale.steps[0].1,
             SCALE_RANGE.0,
@@ -538,7 +561,7 @@ pub fn report(c: &Calibration) -> String {
     fit_lines(
         &mut s,
         "scale",
-        "(× an A53's work per cycle) → gen pipe",
+        "(× an A53's work per cycle) → gen pipe on one CPU",
         &c.scale,
         pipe,
         5,
