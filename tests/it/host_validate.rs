@@ -183,6 +183,8 @@ fn calibrate_writes_the_same_file_for_the_same_medians_each_cost_naming_its_meas
                     "9.39",
                     "--measured-messaging-s",
                     "0.627",
+                    "--measured-messaging-pipe-s",
+                    "0.30",
                     "--out",
                     f.to_str().unwrap(),
                 ]);
@@ -206,6 +208,16 @@ fn calibrate_writes_the_same_file_for_the_same_medians_each_cost_naming_its_meas
         "{unix}"
     );
     assert!(unix.contains(&format!("= {} ", p.costs.ipc.unix_op_ns)));
+    // Each IPC operation is fitted on its own benchmark: the pipe's on messaging over pipes.
+    let pipe = text
+        .lines()
+        .find(|l| l.starts_with("pipe_op_ns = "))
+        .unwrap();
+    assert!(
+        pipe.ends_with("# fitted on perf bench sched messaging -p"),
+        "{pipe}"
+    );
+    assert!(pipe.contains(&format!("= {} ", p.costs.ipc.pipe_op_ns)));
     // The scale's benchmark runs both threads on one CPU (the snapshot's last), and so
     // does its simulation: the paths alone, no IPI or idle exit.
     assert!(text.contains("fitted on `taskset -c 1 perf bench sched pipe -T"));

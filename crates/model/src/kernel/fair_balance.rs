@@ -583,7 +583,7 @@ impl Kernel {
             return prev;
         }
         if asym {
-            let allowed = self.tasks[t].cpus_allowed;
+            let allowed = *self.tasks[t].cpus_allowed;
             if let Some(level) = self.lb.topo.asym_level[target] {
                 let span = self.lb.topo.domains[target][level].span.and(&allowed);
                 return self
