@@ -22,10 +22,10 @@ pub enum HostCommand {
     /// --trace` writes it, with TRACE's stem .platform.toml and .plat_info.yml beside it.
     /// Needs root. Exits with CMD's status.
     Record(RecordArgs),
-    /// Fit this machine's platform costs on two named microbenchmarks run here: the common
-    /// scale of the kernel paths on `perf bench sched pipe -T`, `unix_op_ns` on `perf bench
-    /// sched messaging`. Writes the platform file with a commented [costs] table and prints
-    /// the runs.
+    /// Fit this machine's platform costs on three named microbenchmarks run here: the common
+    /// scale of the kernel paths on `perf bench sched pipe -T` on one CPU, `unix_op_ns` on
+    /// `perf bench sched messaging`, `pipe_op_ns` on `perf bench sched messaging -p`. Writes
+    /// the platform file with a commented [costs] table and prints the runs.
     Calibrate(CalibrateArgs),
     /// Run real workloads here (the rt-app examples, hackbench, perf bench sched pipe,
     /// cyclictest, replays of their traces) and the same in schedlab on this machine's
@@ -52,6 +52,9 @@ pub struct CalibrateArgs {
     /// Take this as perf bench sched messaging's total time (s) instead of running it.
     #[arg(long, hide = true, value_name = "S")]
     measured_messaging_s: Option<f64>,
+    /// Take this as perf bench sched messaging -p's total time (s) instead of running it.
+    #[arg(long, hide = true, value_name = "S")]
+    measured_messaging_pipe_s: Option<f64>,
 }
 
 #[derive(clap::Args)]
@@ -140,10 +143,14 @@ fn platform_input(file: Option<&Path>) -> Result<(Platform, String, String), Err
 }
 
 fn calibrate(args: &CalibrateArgs) -> Result<(), Error> {
-    use schedlab_host::calibrate::{self as cal, Spec};
+    use schedlab_host::calibrate::{self as cal, IpcOp, Measurements, Spec};
     for (what, v) in [
         ("--measured-pipe-us", args.measured_pipe_us),
         ("--measured-messaging-s", args.measured_messaging_s),
+        (
+            "--measured-messaging-pipe-s",
+            args.measured_messaging_pipe_s,
+        ),
     ] {
         if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
             return Err(InputError::new(
@@ -156,34 +163,34 @@ fn calibrate(args: &CalibrateArgs) -> Result<(), Error> {
         }
     }
     let (base, text, name) = platform_input(args.platform.as_deref())?;
-    let spec = Spec::default();
+    let spec = Spec::for_platform(&base);
     let runs = args.runs as usize;
-    let failed = |what: &str, e: String| {
+    let failed = |what: String, e: String| {
         InputError::new("host calibrate", what, "a benchmark that runs here", e)
     };
     let pipe = match args.measured_pipe_us {
         Some(v) => cal::given(spec.pipe_command(), "µs/op", v),
         None => {
-            eprintln!(
-                "schedlab: measuring `{}` × {runs}",
-                spec.pipe_command().join(" ")
-            );
-            cal::measure_pipe(&spec, runs).map_err(|e| failed("perf bench sched pipe", e))?
+            let cmd = spec.pipe_command().join(" ");
+            eprintln!("schedlab: measuring `{cmd}` × {runs}");
+            cal::measure_pipe(&spec, runs).map_err(|e| failed(cmd, e))?
         }
     };
-    let messaging = match args.measured_messaging_s {
-        Some(v) => cal::given(spec.messaging_command(), "s", v),
+    let messaging = |op: IpcOp, given: Option<f64>| match given {
+        Some(v) => Ok(cal::given(spec.messaging_command(op), "s", v)),
         None => {
-            eprintln!(
-                "schedlab: measuring `{}` × {runs}",
-                spec.messaging_command().join(" ")
-            );
-            cal::measure_messaging(&spec, runs)
-                .map_err(|e| failed("perf bench sched messaging", e))?
+            let cmd = spec.messaging_command(op).join(" ");
+            eprintln!("schedlab: measuring `{cmd}` × {runs}");
+            cal::measure_messaging(&spec, op, runs).map_err(|e| failed(cmd, e))
         }
+    };
+    let m = Measurements {
+        pipe,
+        messaging: messaging(IpcOp::Unix, args.measured_messaging_s)?,
+        messaging_pipe: messaging(IpcOp::Pipe, args.measured_messaging_pipe_s)?,
     };
     eprintln!("schedlab: fitting {name}'s costs");
-    let c = cal::fit(&base, &text, &name, pipe, messaging, &spec)?;
+    let c = cal::fit(&base, &text, &name, m, &spec)?;
     let report = cal::report(&c);
     match &args.out {
         Some(path) => {

@@ -106,8 +106,8 @@ enum Command {
 fn replay(args: schedlab::replay::ReplayArgs) -> Result<(), Error> {
     let (table, json) = schedlab::replay::replay(&args)?;
     match (args.json.as_deref(), json) {
-        (Some(path), Some(json)) => output(Some(path), json, || table),
-        _ => output(None, String::new(), || table),
+        (Some(path), Some(json)) => output(Some(path), || json, || table),
+        _ => output(None, String::new, || table),
     }
 }
 
@@ -320,7 +320,11 @@ fn run(args: RunArgs) -> Result<(), Error> {
     let simulation = exp.start(seed, req.reproducible, &outputs)?;
     warnings.print();
     let results = simulation.run()?;
-    let json = serde_json::to_string_pretty(&results).expect("results serialise");
+    // What the run itself found (forks that failed at threads_max), after the workload's.
+    for w in &results.warnings[exp.workload.warnings.len()..] {
+        eprintln!("schedlab: {w}");
+    }
+    let json = || serde_json::to_string_pretty(&results).expect("results serialise");
     output(args.json.as_deref(), json, || {
         schedlab::report::summary(&results)
     })?;
@@ -351,7 +355,7 @@ fn compare(args: CompareArgs) -> Result<(), Error> {
     if let Some(dir) = &args.plot {
         schedlab::report::plot::compare_bars(&cmp, dir)?;
     }
-    let json = serde_json::to_string_pretty(&cmp).expect("comparison serialises");
+    let json = || serde_json::to_string_pretty(&cmp).expect("comparison serialises");
     output(args.json.as_deref(), json, || {
         schedlab::report::compare::render(&cmp)
     })?;
@@ -359,15 +363,16 @@ fn compare(args: CompareArgs) -> Result<(), Error> {
 }
 
 /// `--json -` prints the JSON instead of the human text; `--json FILE` writes it beside it.
+/// The JSON is made only then: a million threads' results are a gigabyte of it.
 fn output(
     json_to: Option<&str>,
-    json: String,
+    json: impl FnOnce() -> String,
     human: impl FnOnce() -> String,
 ) -> Result<(), Error> {
     match json_to {
-        Some("-") => outln!("{json}"),
+        Some("-") => outln!("{}", json()),
         Some(path) => {
-            write_file(std::path::Path::new(path), &(json + "\n"))?;
+            write_file(std::path::Path::new(path), &(json() + "\n"))?;
             out!("{}", human());
         }
         None => out!("{}", human()),

@@ -183,6 +183,8 @@ fn calibrate_writes_the_same_file_for_the_same_medians_each_cost_naming_its_meas
                     "9.39",
                     "--measured-messaging-s",
                     "0.627",
+                    "--measured-messaging-pipe-s",
+                    "0.30",
                     "--out",
                     f.to_str().unwrap(),
                 ]);
@@ -206,7 +208,20 @@ fn calibrate_writes_the_same_file_for_the_same_medians_each_cost_naming_its_meas
         "{unix}"
     );
     assert!(unix.contains(&format!("= {} ", p.costs.ipc.unix_op_ns)));
-    assert!(text.contains("fitted on `perf bench sched pipe -T"));
+    // Each IPC operation is fitted on its own benchmark: the pipe's on messaging over pipes.
+    let pipe = text
+        .lines()
+        .find(|l| l.starts_with("pipe_op_ns = "))
+        .unwrap();
+    assert!(
+        pipe.ends_with("# fitted on perf bench sched messaging -p"),
+        "{pipe}"
+    );
+    assert!(pipe.contains(&format!("= {} ", p.costs.ipc.pipe_op_ns)));
+    // The scale's benchmark runs both threads on one CPU (the snapshot's last), and so
+    // does its simulation: the paths alone, no IPI or idle exit.
+    assert!(text.contains("fitted on `taskset -c 1 perf bench sched pipe -T"));
+    assert!(text.contains("`schedlab gen pipe --cpu 1` simulates"));
     // Every other key says where it comes from: its A53 cycles, or its wall time.
     let costs = text.split("[costs]\n").nth(1).unwrap();
     for l in costs.lines().take_while(|l| !l.starts_with("# (end")) {
@@ -236,8 +251,13 @@ fn the_host_tools_print_what_validate_reads() {
         return;
     }
     let read = |cmd: &str| run(&words(cmd)).map(|(out, _)| out);
-    let pipe = read("perf bench sched pipe -T -l 200").unwrap();
-    assert!(perf_pipe_us(&pipe).is_some_and(|v| v > 0.0), "{pipe}");
+    for cmd in [
+        "perf bench sched pipe -T -l 200",
+        "taskset -c 0 perf bench sched pipe -T -l 200",
+    ] {
+        let pipe = read(cmd).unwrap();
+        assert!(perf_pipe_us(&pipe).is_some_and(|v| v > 0.0), "{pipe}");
+    }
     let hb = read("hackbench -g 1 -l 5").unwrap();
     assert!(hackbench_s(&hb).is_some(), "{hb}");
     let ct = read("cyclictest -q -l 20 -i 1000 -h 100").unwrap();

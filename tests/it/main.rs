@@ -13,6 +13,7 @@ mod docs;
 mod eevdf;
 mod energy;
 mod experiment;
+mod fork_bound;
 mod frequency;
 mod generators;
 mod group_sched;

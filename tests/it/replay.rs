@@ -44,8 +44,19 @@ fn replay(
     sets: &[&str],
     trace_out: Option<PathBuf>,
 ) -> Report {
+    replay_of(extract_args(trace, pin), platform, sets, trace_out)
+}
+
+/// The replay report of what `extract` takes from its trace.
+fn replay_of(
+    extract: FromTraceArgs,
+    platform: Option<&str>,
+    sets: &[&str],
+    trace_out: Option<PathBuf>,
+) -> Report {
+    let trace = extract.trace.display().to_string();
     rp::replay_report(&ReplayArgs {
-        extract: extract_args(trace, pin),
+        extract,
         platform: platform.map(str::to_string),
         set: sets.iter().map(|s| s.to_string()).collect(),
         set_at: Vec::new(),
@@ -53,7 +64,7 @@ fn replay(
         json: None,
         trace_out,
     })
-    .unwrap_or_else(|e| panic!("{}: {e}", trace.display()))
+    .unwrap_or_else(|e| panic!("{trace}: {e}"))
 }
 
 /// Who wakes whom in a trace, by workload task name (a replay names its threads
@@ -76,6 +87,17 @@ fn edges(trace: &Path, strip_index: bool) -> BTreeMap<(String, String), u64> {
 
 fn within(a: u64, b: u64, frac: f64) -> bool {
     (a as f64 - b as f64).abs() <= frac * a as f64
+}
+
+/// The task's CPU time in the replay is within `frac` of the trace's.
+fn assert_cpu_time_within(what: &str, t: &schedlab::replay::fidelity::TaskRow, frac: f64) {
+    assert!(
+        within(t.trace_runtime_ns, t.replay_runtime_ns, frac),
+        "{what} {}: CPU time {} ns in the trace, {} replayed",
+        t.task,
+        t.trace_runtime_ns,
+        t.replay_runtime_ns
+    );
 }
 
 #[test]
@@ -119,13 +141,7 @@ fn every_rt_app_example_round_trips() {
         }
         for t in &r.tasks {
             if name != "example3" {
-                assert!(
-                    within(t.trace_runtime_ns, t.replay_runtime_ns, 0.02),
-                    "{name} {}: CPU time {} ns in the trace, {} replayed",
-                    t.task,
-                    t.trace_runtime_ns,
-                    t.replay_runtime_ns
-                );
+                assert_cpu_time_within(&name, t, 0.02);
             }
             assert!(
                 within(t.trace_wakeups, t.replay_wakeups, 0.01),
@@ -979,19 +995,11 @@ fn wake_ups_are_counted_as_the_trace_counts_them() {
     let (trace, stripped) = with_and_without_wake_ups(tmp.path(), SLEEPERS);
     for (path, logged) in [(&trace, true), (&stripped, false)] {
         // From 100 ms: a and b are first seen after the window's start.
-        let r = rp::replay_report(&ReplayArgs {
-            extract: FromTraceArgs {
-                from: Some("100ms".into()),
-                ..extract_args(path, false)
-            },
-            platform: None,
-            set: Vec::new(),
-            set_at: Vec::new(),
-            seed: 0,
-            json: None,
-            trace_out: None,
-        })
-        .unwrap();
+        let from = FromTraceArgs {
+            from: Some("100ms".into()),
+            ..extract_args(path, false)
+        };
+        let r = replay_of(from, None, &[], None);
         assert_eq!(r.tasks.len(), 4, "{:?}", r.tasks);
         for t in &r.tasks {
             assert!(t.trace_wakeups >= 20, "{t:?}");
@@ -1247,9 +1255,122 @@ fn a_cost_set_moves_the_simulation_and_the_extraction_alike() {
     );
 }
 
+/// A `sched_switch` line of a synthetic trace: `prev` (comm, pid, state) ==> `next`.
+fn switch_line(ts: &str, cpu: usize, prev: (&str, u32, &str), next: (&str, u32)) -> String {
+    let ctx = if prev.1 == 0 { "<idle>" } else { prev.0 };
+    format!(
+        "  {ctx}-{} [{cpu:03}] d..2. {ts}: sched_switch: prev_comm={} prev_pid={} prev_prio=120 \
+         prev_state={} ==> next_comm={} next_pid={} next_prio=120\n",
+        prev.1, prev.0, prev.1, prev.2, next.0, next.1
+    )
+}
+
+/// A wake-up line (`sched_waking` or `sched_wakeup`) logged in `ctx`'s context (pid 0: an
+/// interrupt on the idle task).
+fn wake_line(
+    ts: &str,
+    cpu: usize,
+    ctx: (&str, u32),
+    event: &str,
+    wakee: (&str, u32),
+    to: usize,
+) -> String {
+    format!(
+        "  {}-{} [{cpu:03}] dNh2. {ts}: {event}: comm={} pid={} prio=120 target_cpu={to:03}\n",
+        ctx.0, ctx.1, wakee.0, wakee.1
+    )
+}
+
+/// v6.18 on the project's VM traces no switch out of idle on CPU 1 (nor `cpu_idle`): a task
+/// woken there shows as its wake-up, then events of its own, with no `swapper/1 ==> task`
+/// between. Its CPU time is its run, which began at its wake-up onto the CPU (or, without
+/// one, at its first event there), not the idle time since the CPU's switch to idle; the
+/// trace's notes say how many runs began so. A CPU whose switches out of idle are traced
+/// is read as before.
+#[test]
+fn a_run_whose_switch_in_was_not_traced_begins_at_its_wake_up() {
+    let idle = ("<idle>", 0);
+    let mut text = String::from("cpus=2\n");
+    // CPU 0, traced both ways: `a` runs 1 ms.
+    text += &switch_line("1.000000", 0, ("swapper/0", 0, "R"), ("a", 10));
+    text += &switch_line("1.001000", 0, ("a", 10, "S"), ("swapper/0", 0));
+    // CPU 1: `b` runs, goes idle at 1.002; woken 5 ms later by an interrupt, it runs
+    // 100 µs untraced-in; then `c`, never woken in the trace, shows first at 1.020 (a
+    // wake-up of its own in its context) and runs to 1.020200.
+    text += &switch_line("1.001500", 1, ("swapper/1", 0, "R"), ("b", 20));
+    text += &switch_line("1.002000", 1, ("b", 20, "S"), ("swapper/1", 0));
+    text += &wake_line("1.007000", 1, idle, "sched_waking", ("b", 20), 1);
+    text += &wake_line("1.007001", 1, idle, "sched_wakeup", ("b", 20), 1);
+    text += &switch_line("1.007100", 1, ("b", 20, "S"), ("swapper/1", 0));
+    text += &wake_line("1.020000", 1, ("c", 30), "sched_waking", ("a", 10), 0);
+    text += &switch_line("1.020200", 1, ("c", 30, "S"), ("swapper/1", 0));
+    let info = CpuInfo::from_platform(&schedlab::platform::Platform::resolve("juno-r0").unwrap());
+    let tl = timeline::read(&text, "idle.txt", &info, Window::default()).unwrap();
+    let cpu_ns = |pid: u32| tl.tasks.iter().find(|t| t.pid == pid).unwrap().cpu_time_ns;
+    assert_eq!(cpu_ns(10), 1_000_000);
+    // b: 0.5 ms traced in, then 1.007001 (its sched_wakeup onto CPU 1) to 1.007100.
+    assert_eq!(cpu_ns(20), 500_000 + 99_000);
+    // c: from its first event.
+    assert_eq!(cpu_ns(30), 200_000);
+    let b = tl.tasks.iter().find(|t| t.pid == 20).unwrap();
+    assert_eq!(b.wakeups, 1);
+    // When it ran after the wake-up is unknown: no latency sample.
+    assert!(b.latencies_ns.is_empty(), "{:?}", b.latencies_ns);
+    let notes = tl.notes.join("\n");
+    assert!(
+        notes
+            .contains("2 runs on CPU 1 began without a traced switch-in; started at their wake-up")
+            && notes.contains("1 with none logged"),
+        "{notes}"
+    );
+    assert!(!notes.contains("CPU 0"), "{notes}");
+    // CPU 1's busy time is the runs'.
+    let busy: u64 = tl.busy_khz[1].values().sum();
+    assert_eq!(busy, 500_000 + 99_000 + 200_000);
+}
+
+/// The replay report of a trace recorded on another machine, `platform` its platform file.
+fn replay_on(trace: &Path, platform: &str) -> Report {
+    let mut args = extract_args(trace, false);
+    args.trace_platform = Some(platform.to_string());
+    replay_of(args, None, &[], None)
+}
+
+/// The replay column counts the replay's own forked processes: hackbench's workers, forked
+/// and exited in the replay, are found in the replay's trace (their comm cut to 15 bytes)
+/// with their work and wake-ups, as the results count their CPU time.
+#[test]
+fn the_replay_column_counts_the_replays_forked_processes() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/host-traces");
+    let trace = dir.join("hackbench.txt");
+    let platform = dir.join("hackbench.platform.toml");
+    let r = replay_on(&trace, platform.to_str().unwrap());
+    let workers: Vec<_> = r
+        .tasks
+        .iter()
+        .filter(|t| t.task.starts_with("hackbench-") && t.replay_runtime_ns > 100_000)
+        .collect();
+    assert!(workers.len() >= 40, "{:?}", r.tasks);
+    for t in &workers {
+        assert!(t.replay_work_ns > 0, "{t:?}");
+        assert!(t.trace_wakeups == 0 || t.replay_wakeups > 0, "{t:?}");
+    }
+    // Two counts of one run: the results' CPU time and the replay trace's (the host's CPUs
+    // have capacity 1024 at one frequency: work is CPU time).
+    let runtime: u64 = workers.iter().map(|t| t.replay_runtime_ns).sum();
+    let work: u64 = workers.iter().map(|t| t.replay_work_ns).sum();
+    assert!(
+        within(runtime, work, 0.1),
+        "{runtime} ns run, {work} ns of work"
+    );
+}
+
 /// Every trace `schedlab host record` recorded on a real machine (tests/data/host-traces:
 /// rt-app, hackbench, perf bench sched pipe and cyclictest on the project's VM, each with
-/// its platform beside it) extracts and replays without error.
+/// its platform beside it) extracts and replays without error, and each task that ran more
+/// than 10 ms in it replays with its CPU time within 10%. (The sum over all tasks is not
+/// held to it: tasks the trace cut off mid-run, such as hackbench's workers, may run less in
+/// the replay's window.)
 #[test]
 fn recorded_host_traces_extract_and_replay() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/host-traces");
@@ -1273,5 +1394,17 @@ fn recorded_host_traces_extract_and_replay() {
         assert_eq!(code, 0, "gen from-trace {t}: {err}");
         let (code, err) = cli(&["replay", t, "--trace-platform", p]);
         assert_eq!(code, 0, "replay {t}: {err}");
+        // Each task that ran more than 10 ms replays with its CPU time within 10%: the
+        // kernel work the extraction takes out of its runs is charged again by the replay.
+        let r = replay_on(trace, p);
+        let big: Vec<_> = r
+            .tasks
+            .iter()
+            .filter(|t| t.trace_runtime_ns > 10_000_000)
+            .collect();
+        assert!(!big.is_empty(), "{t}: {:?}", r.tasks);
+        for x in big {
+            assert_cpu_time_within(t, x, 0.10);
+        }
     }
 }

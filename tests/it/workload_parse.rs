@@ -693,7 +693,7 @@ fn run_alone_masks(
             }
             Syscall::SleepUntil { until } => now = now.max(until),
             Syscall::Io { service_ns } => now += service_ns,
-            Syscall::SetAffinity => masks.push(*th.affinity()),
+            Syscall::SetAffinity => masks.push(th.affinity(w)),
             Syscall::Exit => break,
             _ => {}
         }

@@ -41,6 +41,17 @@ pub struct LatencyHistogram {
     max: u64,
 }
 
+impl LatencyHistogram {
+    /// The empty histogram (`default()`), for statics.
+    pub const EMPTY: LatencyHistogram = LatencyHistogram {
+        buckets: Vec::new(),
+        count: 0,
+        sum: 0,
+        min: 0,
+        max: 0,
+    };
+}
+
 /// The summary written to the results (ns).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct LatencySummary {

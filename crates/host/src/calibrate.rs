@@ -3,12 +3,18 @@
 //! fits its costs (REPRODUCTIONS.md, "The machine's time" and "Host calibration"):
 //!
 //! 1. the common scale of every kernel path — the CPU's work per cycle relative to a
-//!    Cortex-A53, which `costs.rs`'s `work_per_cycle` only estimates for x86 — on `perf bench
-//!    sched pipe -T -l N` (threads, µs per round trip): `schedlab gen pipe` is simulated on
-//!    the platform and the scale bisected until it simulates the machine's median;
+//!    Cortex-A53, which `costs.rs`'s `work_per_cycle` only estimates for x86 — on `taskset -c
+//!    C perf bench sched pipe -T -l N` (threads, µs per round trip, both on the machine's last
+//!    CPU): `schedlab gen pipe --cpu C` is simulated on the platform and the scale bisected
+//!    until it simulates the machine's median. One CPU, because the round trip is then the
+//!    wake-up, switch and pipe paths alone: across two CPUs it also holds the IPI and the
+//!    idle exit of the CPU it wakes, which on a quiet VM is a halted vCPU woken by the
+//!    hypervisor (2.0 µs/op on one CPU, 2–45 µs/op across two, REPRODUCTIONS.md);
 //! 2. `unix_op_ns` on `perf bench sched messaging` (20 senders × 20 receivers per group,
 //!    100-byte messages over AF_UNIX sockets, processes: perf's defaults are 10 groups of 100
-//!    loops), simulated as `schedlab gen hackbench` of the same shape, at the fitted scale.
+//!    loops), simulated as `schedlab gen hackbench` of the same shape, at the fitted scale;
+//! 3. `pipe_op_ns` on `perf bench sched messaging -p` (the same over pipes), simulated as
+//!    `schedlab gen hackbench --pipe`.
 //!
 //! Every other cost keeps its derivation: its A53 cycles at the fitted scale (the IPC costs
 //! too, by their ratios), or its wall time. The fits are deterministic given the measured
@@ -27,8 +33,10 @@ use std::fmt::Write;
 /// What is measured and simulated, and how long each simulation runs.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    /// `perf bench sched pipe -T -l LOOPS`.
+    /// `taskset -c PIPE_CPU perf bench sched pipe -T -l LOOPS`.
     pub pipe_loops: u64,
+    /// The CPU both threads of the pipe benchmark are pinned to (the machine's last).
+    pub pipe_cpu: usize,
     /// `perf bench sched messaging -g GROUPS -l LOOPS`.
     pub messaging_groups: u32,
     pub messaging_loops: u32,
@@ -43,6 +51,7 @@ impl Default for Spec {
     fn default() -> Spec {
         Spec {
             pipe_loops: 50_000,
+            pipe_cpu: 0,
             messaging_groups: 10,
             messaging_loops: 100,
             pipe_sim_ns: 200_000_000,
@@ -52,21 +61,77 @@ impl Default for Spec {
 }
 
 impl Spec {
-    pub fn pipe_command(&self) -> Vec<String> {
-        words(&format!("perf bench sched pipe -T -l {}", self.pipe_loops))
+    /// The default sizes, the pipe benchmark pinned to `p`'s last CPU.
+    pub fn for_platform(p: &Platform) -> Spec {
+        Spec {
+            pipe_cpu: p.cpus.len().saturating_sub(1),
+            ..Spec::default()
+        }
     }
 
-    pub fn messaging_command(&self) -> Vec<String> {
+    pub fn pipe_command(&self) -> Vec<String> {
         words(&format!(
-            "perf bench sched messaging -g {} -l {}",
-            self.messaging_groups, self.messaging_loops
+            "taskset -c {} perf bench sched pipe -T -l {}",
+            self.pipe_cpu, self.pipe_loops
+        ))
+    }
+
+    /// `perf bench sched messaging [-p]`: over AF_UNIX sockets, or pipes.
+    pub fn messaging_command(&self, op: IpcOp) -> Vec<String> {
+        words(&format!(
+            "perf bench sched messaging{} -g {} -l {}",
+            if op == IpcOp::Pipe { " -p" } else { "" },
+            self.messaging_groups,
+            self.messaging_loops
         ))
     }
 }
 
+/// The IPC operation a messaging benchmark fits: a write or read on an AF_UNIX socket
+/// (`unix_op_ns`) or on a pipe (`pipe_op_ns`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IpcOp {
+    Unix,
+    Pipe,
+}
+
+impl IpcOp {
+    /// The `[costs]` key.
+    pub fn key(self) -> &'static str {
+        match self {
+            IpcOp::Unix => "unix_op_ns",
+            IpcOp::Pipe => "pipe_op_ns",
+        }
+    }
+
+    fn get(self, c: &Costs) -> u64 {
+        match self {
+            IpcOp::Unix => c.ipc.unix_op_ns,
+            IpcOp::Pipe => c.ipc.pipe_op_ns,
+        }
+    }
+
+    fn set(self, c: &mut Costs, ns: u64) {
+        match self {
+            IpcOp::Unix => c.ipc.unix_op_ns = ns,
+            IpcOp::Pipe => c.ipc.pipe_op_ns = ns,
+        }
+    }
+
+    /// What the benchmark sends over.
+    fn over(self) -> &'static str {
+        match self {
+            IpcOp::Unix => "AF_UNIX sockets",
+            IpcOp::Pipe => "pipes",
+        }
+    }
+}
+
 /// The line of a calibrated platform file that says the scale was fitted on `perf bench
-/// sched pipe -T` (`host validate` marks that row "fit").
-pub const PIPE_FIT_MARK: &str = "# host calibrate fit: the scale on perf bench sched pipe -T";
+/// sched pipe -T` on one CPU (`host validate` marks that row "fit"); absent when the
+/// measurement was out of the simulation's reach.
+pub const PIPE_FIT_MARK: &str =
+    "# host calibrate fit: the scale on perf bench sched pipe -T, both threads on one CPU";
 
 /// A measured benchmark: its command and each run's number (µs/op or s).
 #[derive(Debug, Clone)]
@@ -111,14 +176,19 @@ fn measure(
     })
 }
 
-/// `perf bench sched pipe -T` on the machine: µs per round trip.
+/// `perf bench sched pipe -T` on one CPU of the machine: µs per round trip.
 pub fn measure_pipe(spec: &Spec, runs: usize) -> Result<Measured, String> {
     measure(&spec.pipe_command(), runs, "µs/op", measure::perf_pipe_us)
 }
 
-/// `perf bench sched messaging` on the machine: its total time, s.
-pub fn measure_messaging(spec: &Spec, runs: usize) -> Result<Measured, String> {
-    measure(&spec.messaging_command(), runs, "s", measure::perf_total_s)
+/// `perf bench sched messaging [-p]` on the machine: its total time, s.
+pub fn measure_messaging(spec: &Spec, op: IpcOp, runs: usize) -> Result<Measured, String> {
+    measure(
+        &spec.messaging_command(op),
+        runs,
+        "s",
+        measure::perf_total_s,
+    )
 }
 
 /// The CPU the platform's costs are those of: the capacity-1024 CPU's uarch at its highest
@@ -164,11 +234,12 @@ fn run_workload(p: &Platform, json: &serde_json::Value, ns: Option<u64>, seed: u
         .unwrap_or(f64::INFINITY)
 }
 
-/// `schedlab gen pipe [--processes]` on `p` for `ns` of simulated time: µs per round trip.
-pub fn simulate_pipe(p: &Platform, ns: u64, processes: bool, seed: u64) -> f64 {
+/// `schedlab gen pipe [--cpu C] [--processes]` on `p` for `ns` of simulated time: µs per
+/// round trip.
+pub fn simulate_pipe(p: &Platform, ns: u64, cpu: Option<usize>, processes: bool, seed: u64) -> f64 {
     let a = PipeArgs {
         runtime: ns.div_ceil(1_000_000_000).max(1),
-        cpu: None,
+        cpu,
         uclamp_min: None,
         taskgroup: None,
         processes,
@@ -176,12 +247,12 @@ pub fn simulate_pipe(p: &Platform, ns: u64, processes: bool, seed: u64) -> f64 {
     run_workload(p, &pipe(&a), Some(ns), seed)
 }
 
-/// `schedlab gen hackbench` (sockets, processes, 100-byte messages) on `p`: s to complete.
-pub fn simulate_messaging(p: &Platform, groups: u32, loops: u32, seed: u64) -> f64 {
+/// `schedlab gen hackbench [--pipe]` (processes, 100-byte messages) on `p`: s to complete.
+pub fn simulate_messaging(p: &Platform, groups: u32, loops: u32, op: IpcOp, seed: u64) -> f64 {
     let a = HackbenchArgs {
         groups,
         loops,
-        pipe: false,
+        pipe: op == IpcOp::Pipe,
         threads: false,
         datasize: 100,
         latency_nice: None,
@@ -218,7 +289,8 @@ const SCALE_RANGE: (f64, f64) = (0.25, 64.0);
 /// (a higher scale is faster). Out of reach — the path costs cannot make the simulation
 /// that fast or that slow — the uarch's estimate is kept and the fit says so.
 pub fn fit_scale(p: &Platform, target_us: f64, spec: &Spec) -> Fit {
-    let sim = |scale: f64| simulate_pipe(&at_scale(p, scale), spec.pipe_sim_ns, false, 0);
+    let cpu = Some(spec.pipe_cpu);
+    let sim = |scale: f64| simulate_pipe(&at_scale(p, scale), spec.pipe_sim_ns, cpu, false, 0);
     let mut steps = Vec::new();
     let (mut lo, mut hi) = SCALE_RANGE;
     let (at_lo, at_hi) = (sim(lo), sim(hi));
@@ -254,34 +326,34 @@ pub fn fit_scale(p: &Platform, target_us: f64, spec: &Spec) -> Fit {
     }
 }
 
-/// The largest `unix_op_ns` searched (1 ms a message).
-const UNIX_OP_MAX: u64 = 1_000_000;
+/// The largest IPC operation cost searched (1 ms a message).
+const IPC_OP_MAX: u64 = 1_000_000;
 
-/// Bisect `unix_op_ns` (integer ns) until `gen hackbench` of the messaging shape simulates
+/// Bisect `op`'s cost (integer ns) until `gen hackbench` of the messaging shape simulates
 /// `target_s` on `p` (a dearer operation is slower); out of reach, `p`'s own value is kept.
-pub fn fit_unix_op(p: &Platform, target_s: f64, spec: &Spec) -> Fit {
+pub fn fit_ipc_op(p: &Platform, op: IpcOp, target_s: f64, spec: &Spec) -> Fit {
     let sim = |ns: u64| {
         let mut q = p.clone();
-        q.costs.ipc.unix_op_ns = ns;
+        op.set(&mut q.costs, ns);
         let (g, l) = (spec.messaging_groups, spec.messaging_loops);
-        seed_mean(spec.seeds, |seed| simulate_messaging(&q, g, l, seed))
+        seed_mean(spec.seeds, |seed| simulate_messaging(&q, g, l, op, seed))
     };
     let mut steps = Vec::new();
     let mut note = |ns: u64, s: f64| {
         steps.push((ns as f64, s));
         s
     };
-    let (mut lo, mut hi) = (1, p.costs.ipc.unix_op_ns.max(2));
+    let (mut lo, mut hi) = (1, op.get(&p.costs).max(2));
     let at_lo = note(lo, sim(lo));
     let mut at_hi = note(hi, sim(hi));
     let mut lo_s = at_lo;
-    while at_hi < target_s && hi < UNIX_OP_MAX {
+    while at_hi < target_s && hi < IPC_OP_MAX {
         (lo, lo_s) = (hi, at_hi);
-        hi = (hi * 2).min(UNIX_OP_MAX);
+        hi = (hi * 2).min(IPC_OP_MAX);
         at_hi = note(hi, sim(hi));
     }
     if at_lo > target_s || at_hi < target_s {
-        let keep = p.costs.ipc.unix_op_ns;
+        let keep = op.get(&p.costs);
         let s = note(keep, sim(keep));
         return Fit {
             value: keep as f64,
@@ -321,30 +393,54 @@ pub fn fit_unix_op(p: &Platform, target_s: f64, spec: &Spec) -> Fit {
 #[derive(Debug, Clone)]
 pub struct Calibration {
     pub pipe: Measured,
+    /// `perf bench sched messaging` over sockets, and over pipes.
     pub messaging: Measured,
+    pub messaging_pipe: Measured,
     pub scale: Fit,
     pub unix_op: Fit,
+    pub pipe_op: Fit,
     /// The platform with the fitted costs.
     pub platform: Platform,
     /// Its file: the input's text with the `[costs]` table.
     pub text: String,
 }
 
-/// Fit the platform (`text`, read as `base`) on the two measurements.
+/// The three measurements calibrate fits on.
+pub struct Measurements {
+    /// `perf bench sched pipe -T` on one CPU, µs per round trip.
+    pub pipe: Measured,
+    /// `perf bench sched messaging`, s.
+    pub messaging: Measured,
+    /// `perf bench sched messaging -p`, s.
+    pub messaging_pipe: Measured,
+}
+
+/// Fit the platform (`text`, read as `base`) on the three measurements.
 pub fn fit(
     base: &Platform,
     text: &str,
     file: &str,
-    pipe: Measured,
-    messaging: Measured,
+    m: Measurements,
     spec: &Spec,
 ) -> Result<Calibration, Error> {
+    let Measurements {
+        pipe,
+        messaging,
+        messaging_pipe,
+    } = m;
     let scale = fit_scale(base, pipe.spread().median, spec);
-    let scaled = at_scale(base, scale.value);
-    let unix_op = fit_unix_op(&scaled, messaging.spread().median, spec);
-    let mut platform = scaled;
-    platform.costs.ipc.unix_op_ns = unix_op.value as u64;
-    let table = costs_table(base, &platform, &pipe, &messaging, &scale, &unix_op, spec);
+    let mut platform = at_scale(base, scale.value);
+    // The scale's derivation of every key, before the two IPC operations are fitted.
+    let derived = platform.costs;
+    let unix_op = fit_ipc_op(&platform, IpcOp::Unix, messaging.spread().median, spec);
+    IpcOp::Unix.set(&mut platform.costs, unix_op.value as u64);
+    let pipe_op = fit_ipc_op(&platform, IpcOp::Pipe, messaging_pipe.spread().median, spec);
+    IpcOp::Pipe.set(&mut platform.costs, pipe_op.value as u64);
+    let fits = [
+        (IpcOp::Unix, &messaging, &unix_op),
+        (IpcOp::Pipe, &messaging_pipe, &pipe_op),
+    ];
+    let table = costs_table(base, &platform, &derived, &pipe, &scale, &fits, spec);
     let text = with_costs(text, file, &table)?;
     // The file must read back as the platform fitted.
     let read = schedlab::platform::parse_platform(&text, file)?;
@@ -352,8 +448,10 @@ pub fn fit(
     Ok(Calibration {
         pipe,
         messaging,
+        messaging_pipe,
         scale,
         unix_op,
+        pipe_op,
         platform,
         text,
     })
@@ -368,10 +466,10 @@ const NONE_HERE: &str = "# [costs]: none here;";
 fn costs_table(
     base: &Platform,
     p: &Platform,
+    derived: &Costs,
     pipe: &Measured,
-    messaging: &Measured,
     scale: &Fit,
-    unix_op: &Fit,
+    fits: &[(IpcOp, &Measured, &Fit)],
     spec: &Spec,
 ) -> String {
     let (uarch, khz) = reference(base);
@@ -380,20 +478,21 @@ fn costs_table(
     let _ = writeln!(
         s,
         "{BEGIN} (REPRODUCTIONS.md, \"Host calibration\"):\n\
-         # two measurements of this machine, each fitting one value; every other key is derived."
+         # three measurements of this machine, each fitting one value; every other key is derived."
     );
-    let _ = writeln!(s, "{PIPE_FIT_MARK}");
     if scale.reached {
+        let _ = writeln!(s, "{PIPE_FIT_MARK}");
         let _ = writeln!(
             s,
             "# The common scale of every kernel path: {:.4} × a Cortex-A53's work per cycle (costs.rs\n\
              # estimates {:.2} for {uarch}), fitted on `{}` (threads, µs per round trip),\n\
-             # {}; `schedlab gen pipe` simulates {:.4} µs/op on this platform at it\n\
+             # {}; `schedlab gen pipe --cpu {}` simulates {:.4} µs/op on this platform at it\n\
              # ({} ms simulated, seed 0).",
             scale.value,
             work_per_cycle(&uarch),
             pipe.command,
             pipe.describe(),
+            spec.pipe_cpu,
             scale.simulated,
             spec.pipe_sim_ns / 1_000_000
         );
@@ -401,12 +500,13 @@ fn costs_table(
         let _ = writeln!(
             s,
             "# The common scale of every kernel path: NOT FITTED, {uarch}'s estimate {:.2} × a Cortex-A53's\n\
-             # work per cycle is kept: `{}` measured {}, and `schedlab gen pipe`\n\
+             # work per cycle is kept: `{}` measured {}, and `schedlab gen pipe --cpu {}`\n\
              # simulates {:.4}..{:.4} µs/op for scales {}..{} (the rest of a round trip is not path\n\
-             # work: idle exits, IPI delivery, cache refills).",
+             # work: the switches' cache refills).",
             scale.value,
             pipe.command,
             pipe.describe(),
+            spec.pipe_cpu,
             scale.steps[1].1,
             scale.steps[0].1,
             SCALE_RANGE.0,
@@ -422,34 +522,16 @@ fn costs_table(
     for f in COST_FIELDS {
         let v = json[f.name].as_u64().unwrap_or(0);
         let comment = match (f.name, a53_cycles(f.name)) {
-            ("unix_op_ns", Some(c)) => {
-                let derived = Costs::for_work_per_cycle(&uarch, scale.value, khz)
-                    .ipc
-                    .unix_op_ns;
-                let how = if unix_op.reached {
-                    format!(
-                        "fitted: `schedlab gen hackbench --groups {} --loops {}` simulates {:.4} s (mean of seeds 0..{})",
-                        spec.messaging_groups,
-                        spec.messaging_loops,
-                        unix_op.simulated,
-                        spec.seeds
+            (name, Some(c)) if fits.iter().any(|(op, _, _)| op.key() == name) => {
+                let (op, measured, fit) = fits.iter().find(|(op, _, _)| op.key() == name).unwrap();
+                ipc_fit_comment(&mut s, *op, measured, fit, derived, c, spec);
+                format!(
+                    "fitted on {}",
+                    measured.command.replace(
+                        &format!(" -g {} -l {}", spec.messaging_groups, spec.messaging_loops),
+                        "",
                     )
-                } else {
-                    format!(
-                        "NOT FITTED ({:.4} s measured is out of reach: {:.4} s at 1 ns): kept",
-                        messaging.spread().median,
-                        unix_op.steps[0].1
-                    )
-                };
-                let _ = writeln!(
-                    s,
-                    "# unix_op_ns: fitted on `{}` (20 senders × 20 receivers per group, 100-byte messages\n\
-                     # over AF_UNIX sockets, processes; total time), {};\n\
-                     # {how}. At the scale alone it would be {derived} ({c} A53 cycles).",
-                    messaging.command,
-                    messaging.describe(),
-                );
-                "fitted on perf bench sched messaging".to_string()
+                )
             }
             ("copy_ps_per_byte", Some(c)) => format!("{c} A53 cycles per KiB"),
             (_, Some(c)) => format!("{c} A53 cycles"),
@@ -463,6 +545,45 @@ fn costs_table(
     }
     let _ = writeln!(s, "{END}");
     s
+}
+
+/// The comment above a fitted IPC operation's key: its measurement and its fit.
+fn ipc_fit_comment(
+    s: &mut String,
+    op: IpcOp,
+    measured: &Measured,
+    fit: &Fit,
+    derived: &Costs,
+    cycles: u64,
+    spec: &Spec,
+) {
+    let how = if fit.reached {
+        format!(
+            "fitted: `schedlab gen hackbench --groups {} --loops {}{}` simulates {:.4} s (mean of seeds 0..{})",
+            spec.messaging_groups,
+            spec.messaging_loops,
+            if op == IpcOp::Pipe { " --pipe" } else { "" },
+            fit.simulated,
+            spec.seeds
+        )
+    } else {
+        format!(
+            "NOT FITTED ({:.4} s measured is out of reach: {:.4} s at 1 ns): kept",
+            measured.spread().median,
+            fit.steps[0].1
+        )
+    };
+    let _ = writeln!(
+        s,
+        "# {}: fitted on `{}` (20 senders × 20 receivers per group, 100-byte messages\n\
+         # over {}, processes; total time), {};\n\
+         # {how}. At the scale alone it would be {} ({cycles} A53 cycles).",
+        op.key(),
+        measured.command,
+        op.over(),
+        measured.describe(),
+        op.get(derived),
+    );
 }
 
 /// `text` with `table` where its `[costs]` goes: in place of a table calibrate wrote before,
@@ -520,7 +641,7 @@ fn with_costs(text: &str, file: &str, table: &str) -> Result<String, InputError>
 /// The run's numbers: each measurement's runs and each bisection's steps.
 pub fn report(c: &Calibration) -> String {
     let mut s = String::new();
-    for m in [&c.pipe, &c.messaging] {
+    for m in [&c.pipe, &c.messaging, &c.messaging_pipe] {
         let _ = writeln!(s, "{}: {}", m.command, m.describe());
         for (i, (v, l)) in m.runs.values.iter().zip(&m.runs.loads).enumerate() {
             let _ = writeln!(
@@ -538,7 +659,7 @@ pub fn report(c: &Calibration) -> String {
     fit_lines(
         &mut s,
         "scale",
-        "(× an A53's work per cycle) → gen pipe",
+        "(× an A53's work per cycle) → gen pipe on one CPU",
         &c.scale,
         pipe,
         5,
@@ -550,6 +671,15 @@ pub fn report(c: &Calibration) -> String {
         "→ gen hackbench",
         &c.unix_op,
         messaging,
+        0,
+    );
+    let messaging_pipe = (c.messaging_pipe.spread().median, "s");
+    fit_lines(
+        &mut s,
+        "pipe_op_ns",
+        "→ gen hackbench --pipe",
+        &c.pipe_op,
+        messaging_pipe,
         0,
     );
     s

@@ -431,6 +431,9 @@ fn combine(file: &str, parts: Vec<(String, Workload)>) -> Result<Workload, Input
             (0, _) | (_, 0) => 0,
             (x, y) => x.max(y),
         };
+        // One machine, one threads-max: the largest asked for, which the instances of all
+        // the workloads share.
+        all.global.threads_max = all.global.threads_max.max(w.global.threads_max);
         rename(&mut w, &name);
         let off = Offsets {
             task: all.tasks.len(),
@@ -489,6 +492,18 @@ fn combine(file: &str, parts: Vec<(String, Workload)>) -> Result<Workload, Input
     }
     all.taskgroups = groups;
     all.file = file.to_string();
+    let threads: u64 = all.tasks.iter().map(|t| u64::from(t.instances)).sum();
+    if threads > u64::from(all.global.threads_max) {
+        return Err(InputError::new(
+            file,
+            "workload",
+            format!(
+                "at most {} threads in all the workloads' instances (global.threads_max)",
+                all.global.threads_max
+            ),
+            threads.to_string(),
+        ));
+    }
     Ok(all)
 }
 

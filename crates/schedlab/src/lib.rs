@@ -285,6 +285,9 @@ impl Simulation {
         } else {
             duration
         };
+        // The events left (a thread each that has not started yet, in a run cut short)
+        // go before the results are made beside the kernel.
+        drop(queue);
         kernel.finish(end);
         let (trace_done, logs_done) = kernel.finish_outputs();
         if let Some(path) = out.trace.as_ref().or(out.plot.as_ref()) {

@@ -147,7 +147,8 @@ pub fn pipe_loops(quick: bool) -> u64 {
     }
 }
 
-/// `perf bench sched pipe`, threads (`-T`: the calibration's measurement) and processes.
+/// `perf bench sched pipe`, threads (`-T`) and processes, both on one CPU (the
+/// calibration's measurement is threads on one CPU) and where the kernel places them.
 pub fn perf_pipe(o: &Opts) -> Vec<Item> {
     if !measure::have("perf") {
         return vec![Item::rows(Row::not_run(
@@ -159,29 +160,39 @@ pub fn perf_pipe(o: &Opts) -> Vec<Item> {
     let loops = pipe_loops(o.quick);
     let sim_ms = if o.quick { 50 } else { 200 };
     let mut items = Vec::new();
-    for threads in [true, false] {
-        let cmd = format!(
-            "perf bench sched pipe{} -l {loops}",
-            if threads { " -T" } else { "" }
-        );
-        let name = format!("`{cmd}` µs/op");
-        (o.log)(&format!("perf: {cmd}"));
-        match measure::runs_of(&words(&cmd), o.runs, "usecs/op", measure::perf_pipe_us) {
-            Ok(runs) => {
-                let args = format!("runtime = 1, processes = {}", !threads);
-                items.push(sim_row(
-                    o,
-                    FAMILY_PIPE,
-                    name,
-                    runs,
-                    threads && o.fitted,
-                    vec![("pipe", "pipe", args)],
-                    vec!["usecs_per_op"],
-                    1.0,
-                    Some(format!("{sim_ms}ms")),
-                ));
+    for pinned in [true, false] {
+        for threads in [true, false] {
+            let cmd = format!(
+                "{}perf bench sched pipe{} -l {loops}",
+                if pinned {
+                    format!("taskset -c {} ", o.pipe_cpu)
+                } else {
+                    String::new()
+                },
+                if threads { " -T" } else { "" }
+            );
+            let name = format!("`{cmd}` µs/op");
+            (o.log)(&format!("perf: {cmd}"));
+            match measure::runs_of(&words(&cmd), o.runs, "usecs/op", measure::perf_pipe_us) {
+                Ok(runs) => {
+                    let mut args = format!("runtime = 1, processes = {}", !threads);
+                    if pinned {
+                        args += &format!(", cpu = {}", o.pipe_cpu);
+                    }
+                    items.push(sim_row(
+                        o,
+                        FAMILY_PIPE,
+                        name,
+                        runs,
+                        pinned && threads && o.fitted,
+                        vec![("pipe", "pipe", args)],
+                        vec!["usecs_per_op"],
+                        1.0,
+                        Some(format!("{sim_ms}ms")),
+                    ));
+                }
+                Err(e) => items.push(Item::rows(Row::not_run(FAMILY_PIPE, &name, e))),
             }
-            Err(e) => items.push(Item::rows(Row::not_run(FAMILY_PIPE, &name, e))),
         }
     }
     items

@@ -56,8 +56,10 @@ struct Opts<'a> {
     runs: usize,
     /// The platform file simulated.
     platform: PathBuf,
-    /// Its costs were fitted on `perf bench sched pipe -T` (`host calibrate`).
+    /// Its costs were fitted on `perf bench sched pipe -T` on one CPU (`host calibrate`).
     fitted: bool,
+    /// The CPU `host calibrate` pins the pipe benchmark to (the platform's last).
+    pipe_cpu: usize,
     examples: PathBuf,
     /// Scratch space: logs, traces, converted files.
     work: PathBuf,
@@ -143,6 +145,7 @@ pub fn validate(req: &Request, log: &(dyn Fn(&str) + Sync)) -> Result<Validation
         quick: req.quick,
         runs: req.runs,
         fitted: text.lines().any(|l| l == PIPE_FIT_MARK),
+        pipe_cpu: p.cpus.len().saturating_sub(1),
         platform: path.clone(),
         examples: req.examples.clone(),
         work: work.0.clone(),

@@ -445,15 +445,17 @@ fn example(
         };
     let mut real: Vec<Stats> = Vec::new();
     let mut loads: Vec<Load> = Vec::new();
+    let mut untraced = Vec::new();
     for run in 0..o.runs {
         let logdir = dir.join(format!("run{run}"));
         let conv =
             convert(&text, &file, &settings_for(o, calib, &logdir, &name)).expect("converted once");
-        let (stats, load, trace) = match run_once(&conv, &logdir, &name, info) {
+        let (stats, load, trace, notes) = match run_once(&conv, &logdir, &name, info) {
             Ok(r) => r,
             Err(e) => return not_run(e),
         };
         if run == 0 {
+            untraced = notes;
             let mut patterns: Vec<String> = conv
                 .tasks
                 .iter()
@@ -466,6 +468,12 @@ fn example(
         loads.push(load);
     }
     let mut items = Vec::new();
+    if !untraced.is_empty() {
+        items.push(Item::Note(format!(
+            "rt-app {name}, the first run's trace: {}",
+            untraced.join("; ")
+        )));
+    }
     if !conv.notes.is_empty() {
         items.push(Item::Note(format!(
             "rt-app {name}: {}",
@@ -485,14 +493,15 @@ fn example(
 }
 
 /// One run of the converted example on the machine under `host record`, its log and trace
-/// in `logdir`: the threads' numbers, the load meanwhile and the trace; Err is why the row
-/// could not run.
+/// in `logdir`: the threads' numbers, the load meanwhile, the trace and what its reading
+/// says of the runs whose switch-in the kernel did not trace; Err is why the row could not
+/// run.
 fn run_once(
     conv: &Converted,
     logdir: &Path,
     name: &str,
     info: &CpuInfo,
-) -> Result<(Stats, Load, PathBuf), String> {
+) -> Result<(Stats, Load, PathBuf, Vec<String>), String> {
     let _ = std::fs::create_dir_all(logdir);
     let file = logdir.join(format!("{name}.json"));
     let json = serde_json::to_string_pretty(&conv.json).expect("JSON");
@@ -516,7 +525,18 @@ fn run_once(
     let text = std::fs::read_to_string(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
     let tl = timeline::read(&text, &trace.display().to_string(), info, Window::default())
         .map_err(|e| format!("the trace: {e}"))?;
-    Ok((real_stats(&tl, &conv.tasks, logdir, name), load, trace))
+    let untraced = tl
+        .notes
+        .iter()
+        .filter(|n| n.contains("without a traced switch-in"))
+        .cloned()
+        .collect();
+    Ok((
+        real_stats(&tl, &conv.tasks, logdir, name),
+        load,
+        trace,
+        untraced,
+    ))
 }
 
 /// An example's simulation, queued until every measurement is done.

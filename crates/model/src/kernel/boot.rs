@@ -22,9 +22,10 @@ use super::uclamp::{RqUclamp, UclampConfig, UclampSys};
 use super::variant::Variant;
 use crate::kernel::tracepoint::{EventSelection, TraceEvent};
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
-use crate::workload::{UserSpace, Workload};
+use crate::workload::{CpuSet, UserSpace, Workload};
 use schedlab_base::error::InputError;
 use schedlab_base::sim::{EventQueue, SimRng};
+use std::sync::Arc;
 
 impl Kernel {
     /// Boot: runqueues at the governor's fixed OPP and the workload's initial threads
@@ -132,6 +133,9 @@ impl Kernel {
             exited_forks: Vec::new(),
             threads_alive: 0,
             thread_exited: false,
+            fork_failures: vec![0; workload.tasks.len()],
+            all_cpus: Arc::new(CpuSet::all(n)),
+            masks: Default::default(),
             wake_scratch: Vec::new(),
             log_scratch: Vec::new(),
             cpuidle,

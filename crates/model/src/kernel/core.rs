@@ -20,7 +20,10 @@ use super::pelt::{self, SchedAvg};
 use super::pipe::Channels;
 use super::pm_qos::CpuLatencyQos;
 use super::rt::RtBandwidth;
-use super::sched::{Activity, Class, Domain, ExitedForks, Rq, Task, TaskId, TaskState, TaskStats};
+use super::sched::{
+    Activity, Class, Domain, ExitedForks, LazyStats, Rq, Task, TaskId, TaskState, TaskStats,
+    COMM_MAX,
+};
 use super::sched_cpufreq::SCHED_CPUFREQ_IOWAIT;
 use super::uclamp::{
     eff_value, uclamp_fork, uclamp_post_fork, ClampId, TaskCtx, TaskUclamp, UclampSys,
@@ -35,6 +38,7 @@ use crate::workload::{
     CpuSet, LoopRecord, Policy, RtappLogs, SchedParams, Thread, UserSpace, Workload,
 };
 use schedlab_base::sim::{EventQueue, Model, SimRng, Time};
+use std::sync::Arc;
 
 /// The engine's events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +74,6 @@ const IDLE_REF: TaskRef<'static> = TaskRef {
     prio: 120,
 };
 
-/// `TASK_COMM_LEN - 1`.
-const COMM_MAX: usize = 15;
 /// The comm of rt-app's main thread, which its threads inherit before naming themselves.
 const RTAPP_COMM: &str = "rt-app";
 
@@ -171,6 +173,13 @@ pub struct Kernel {
     /// when none is left (`workload_ended`).
     pub(super) threads_alive: usize,
     pub(super) thread_exited: bool,
+    /// Forks that failed because `threads_alive` had reached the workload's `threads_max`
+    /// (`copy_process()`'s EAGAIN), per workload task forked.
+    pub fork_failures: Vec<u64>,
+    /// The mask of every CPU, which the tasks allowed on all of them share, and the other
+    /// masks tasks were given, one copy of each (`shared_mask`).
+    pub(super) all_cpus: Arc<CpuSet>,
+    pub(super) masks: std::collections::HashSet<Arc<CpuSet>>,
     /// Scratch lists reused to avoid allocating per event.
     pub(super) wake_scratch: Vec<TaskId>,
     pub(super) log_scratch: Vec<LoopRecord>,
@@ -237,13 +246,10 @@ impl Kernel {
             .name_thread(&self.workload, spec, parent.is_some());
         let s = &self.workload.tasks[spec];
         let params = s.params;
-        let nr = self.platform.nr_cpus();
-        let cpus_allowed = parent.map_or(CpuSet::all(nr), |p| self.tasks[p].cpus_allowed);
-        let mut thread = Thread::new(&self.workload, spec, index, name.clone(), self.run_capacity);
-        if parent.is_some() {
-            thread.set_default_affinity(cpus_allowed);
-        }
-        thread.set_logging(self.rtapp_logs.is_some());
+        let cpus_allowed = match parent {
+            Some(p) => Arc::clone(&self.tasks[p].cpus_allowed),
+            None => Arc::clone(&self.all_cpus),
+        };
         let id = self.free_tasks.last().copied().unwrap_or(self.tasks.len());
         let cpu = parent.map_or(0, |p| self.tasks[p].cpu);
         let (nice, rt_priority) = split_priority(params);
@@ -275,15 +281,10 @@ impl Kernel {
         self.fair.set_task_group(se, cgroup);
         let pid = self.next_pid;
         self.next_pid += 1;
-        let comm_end = name
-            .char_indices()
-            .nth(COMM_MAX)
-            .map_or(name.len(), |(i, _)| i);
-        let comm = name[..comm_end].to_owned();
         let task = Task {
             pid,
             name,
-            comm,
+            index,
             renamed: false,
             spec,
             forked: parent.is_some(),
@@ -299,7 +300,7 @@ impl Kernel {
             rr_ticks: self.rr_timeslice_ticks(),
             in_iowait: false,
             sum_exec_runtime: 0,
-            thread,
+            thread: None,
             activity: Activity::Next,
             wake_gen: 0,
             timer_slack_ns: self.workload.tasks[spec]
@@ -334,13 +335,32 @@ impl Kernel {
             llc_mark: 0,
             retry_send: None,
             last_ran: 0,
-            stats: TaskStats::default(),
+            stats: LazyStats::default(),
         };
         match self.free_tasks.pop() {
             Some(slot) => self.tasks[slot] = task,
             None => self.tasks.push(task),
         }
         id
+    }
+
+    /// The user-space state of task `t`'s thread as it starts: its workload task's program
+    /// at its first instruction, and for a fork the affinity it inherited (its mask, which
+    /// only the thread itself changes, is still its parent's at the fork).
+    fn new_thread(&self, t: TaskId) -> Thread {
+        let task = &self.tasks[t];
+        let mut thread = Thread::new(
+            &self.workload,
+            task.spec,
+            task.index,
+            task.name.clone(),
+            self.run_capacity,
+        );
+        if task.forked {
+            thread.set_default_affinity(*task.cpus_allowed);
+        }
+        thread.set_logging(self.rtapp_logs.is_some());
+        thread
     }
 
     pub(super) fn rr_timeslice_ticks(&self) -> u64 {
@@ -380,7 +400,10 @@ impl Kernel {
         self.check_preempt_curr(cpu, t, true, now);
     }
 
-    /// `kernel_clone()` from a running thread.
+    /// `kernel_clone()` from a running thread. With `threads_max` threads alive,
+    /// `copy_process()` fails with EAGAIN (`nr_threads >= max_threads`, kernel/fork.c):
+    /// no child, the failure counted, and the parent goes on, as `pthread_create`
+    /// returns the error to it.
     pub(super) fn do_fork(
         &mut self,
         parent: TaskId,
@@ -388,6 +411,10 @@ impl Kernel {
         now: Time,
         q: &mut EventQueue<Event>,
     ) {
+        if self.threads_alive >= self.workload.global.threads_max as usize {
+            self.fork_failures[spec] += 1;
+            return;
+        }
         let child = self.create_task(spec, Some(parent));
         self.tasks[parent].stats.forks += 1;
         let pcpu = self.tasks[parent].cpu;
@@ -898,10 +925,11 @@ impl Kernel {
     /// the `rt-app` it inherited from the main thread. `pthread_setname_np` fails with
     /// ERANGE for a name of 16 bytes or more, and the thread keeps `rt-app`.
     pub(super) fn thread_start(&mut self, t: TaskId, cpu: usize, now: Time) {
-        let task = &mut self.tasks[t];
-        if task.renamed {
+        if self.tasks[t].renamed {
             return;
         }
+        self.tasks[t].thread = Some(Box::new(self.new_thread(t)));
+        let task = &mut self.tasks[t];
         task.renamed = true;
         if task.name.len() <= COMM_MAX {
             self.emit_task(now, cpu, t, |p| TraceEvent::TaskRename {
@@ -1066,7 +1094,7 @@ impl Kernel {
             Class::Fair => return self.select_task_rq_fair(t, prev, this_cpu, fork, sync, now),
             Class::Dl => {}
         }
-        let allowed = self.tasks[t].cpus_allowed;
+        let allowed = *self.tasks[t].cpus_allowed;
         let n = self.platform.nr_cpus();
         if allowed.contains(prev) && self.cpu_idle(prev) {
             return prev;
@@ -1715,7 +1743,11 @@ impl Kernel {
     pub fn finish(&mut self, now: Time) {
         // rt-app's main: when the run stops with threads left it is rt-app's `duration`
         // ending them (shutdown), else it has joined them all; then its end.
-        if self.tasks.iter().any(|t| !t.thread.is_done()) {
+        if self
+            .tasks
+            .iter()
+            .any(|t| !t.thread.as_ref().is_some_and(|th| th.is_done()))
+        {
             self.user.marks.main("shutdown");
         }
         self.user.marks.main("end");
@@ -1902,7 +1934,7 @@ fn record_latency(st: &mut TaskStats, start: Time, progress: Time) {
 
 pub(super) fn task_ref(t: &Task) -> TaskRef<'_> {
     TaskRef {
-        comm: &t.comm,
+        comm: t.comm(),
         pid: t.pid,
         prio: t.prio(),
     }

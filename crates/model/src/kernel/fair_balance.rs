@@ -607,7 +607,7 @@ impl Kernel {
             return prev;
         }
         if let Some(c) = clamp {
-            let allowed = self.tasks[t].cpus_allowed;
+            let allowed = *self.tasks[t].cpus_allowed;
             if let Some(level) = self.lb.topo.asym_level[target] {
                 let span = self.lb.topo.domains[target][level].span.and(&allowed);
                 return self

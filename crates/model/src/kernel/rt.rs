@@ -293,7 +293,7 @@ impl Kernel {
             c.class() == Class::Rt && c.prio() <= prio
         });
         let fits = self.rt_fits(prev, clamp);
-        let allowed = self.tasks[t].cpus_allowed;
+        let allowed = *self.tasks[t].cpus_allowed;
         if !allowed.contains(prev) {
             // select_fallback_rq(): the task may not stay where it was.
             return self
@@ -322,7 +322,7 @@ impl Kernel {
         prev: usize,
         clamp: (u32, u32),
     ) -> Option<usize> {
-        let allowed = self.tasks[t].cpus_allowed;
+        let allowed = *self.tasks[t].cpus_allowed;
         let task_pri = 99 - self.tasks[t].prio().clamp(0, 99) as u32;
         // The lowest cpupri level below the task's among the CPUs it may use.
         let level = allowed

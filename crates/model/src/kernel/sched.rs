@@ -12,6 +12,10 @@ use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::workload::{CpuSet, Policy, Thread};
 use schedlab_base::LatencyHistogram;
 use std::fmt;
+use std::sync::Arc;
+
+/// `TASK_COMM_LEN` less its NUL: the bytes of a name `comm` keeps.
+pub const COMM_MAX: usize = 15;
 
 pub type TaskId = usize;
 
@@ -115,6 +119,52 @@ impl CpuRuntime {
     }
 }
 
+/// A task's counters, made when first written: a thread that has not run yet has none
+/// to keep (most of the threads of a large workload, at its start), and reads as zeros.
+#[derive(Default)]
+pub struct LazyStats(Option<Box<TaskStats>>);
+
+/// What a task that has written no counter reads (`TaskStats::default()`).
+static NO_STATS: TaskStats = TaskStats {
+    wakeups: 0,
+    preemptions: 0,
+    migrations: 0,
+    io_completions: 0,
+    forks: 0,
+    cpu_runtime: CpuRuntime {
+        cpu: 0,
+        ns: 0,
+        earlier: Vec::new(),
+    },
+    woken_at: None,
+    wake_idle_exit_ns: 0,
+    wake_ipi_ns: 0,
+    wake_irq_ns: 0,
+    preempted_at: None,
+    wakeup_latency: LatencyHistogram::EMPTY,
+    latency_split: LatencySplit {
+        idle_exit_ns: 0,
+        irq_ns: 0,
+        wakeup_path_ns: 0,
+        runqueue_ns: 0,
+        preempted_ns: 0,
+    },
+};
+
+impl std::ops::Deref for LazyStats {
+    type Target = TaskStats;
+
+    fn deref(&self) -> &TaskStats {
+        self.0.as_deref().unwrap_or(&NO_STATS)
+    }
+}
+
+impl std::ops::DerefMut for LazyStats {
+    fn deref_mut(&mut self) -> &mut TaskStats {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
 /// Per-task counters for the results.
 #[derive(Debug, Default)]
 pub struct TaskStats {
@@ -193,14 +243,14 @@ pub struct ExitedForks {
 /// `struct task_struct`, reduced to what the scheduler models.
 pub struct Task {
     pub pid: u32,
-    /// The full thread name (as rt-app names it); `comm` is its first 15 bytes.
+    /// The full thread name (as rt-app names it); `comm()` is its first 15 characters.
     pub name: String,
-    pub comm: String,
     /// The thread has named itself (rt-app's `pthread_setname_np` at its start: the
     /// trace's `task_rename` from `rt-app`).
     pub renamed: bool,
-    /// Index of the workload task this thread runs.
+    /// Index of the workload task this thread runs, and the thread's rt-app index.
     pub spec: usize,
+    pub index: u32,
     /// Created by a fork of another thread (not at start).
     pub forked: bool,
     pub state: TaskState,
@@ -209,7 +259,10 @@ pub struct Task {
     pub policy: Policy,
     pub nice: i32,
     pub rt_priority: u32,
-    pub cpus_allowed: CpuSet,
+    /// Shared, as a mask is NR_CPUS bits, more than the rest of a task: every task allowed
+    /// on all CPUs holds the kernel's one mask of them, a fork its parent's, and a
+    /// `sched_setaffinity` the kernel's copy of an equal mask (`Kernel::shared_mask`).
+    pub cpus_allowed: Arc<CpuSet>,
     pub se: SeId,
     pub dl: DlEntity,
     /// SCHED_RR ticks left in the slice.
@@ -217,7 +270,10 @@ pub struct Task {
     pub in_iowait: bool,
     /// Total CPU time, all classes (`se.sum_exec_runtime` in the kernel).
     pub sum_exec_runtime: u64,
-    pub thread: Thread,
+    /// The thread's user-space state, made when it first runs (`Kernel::thread_start`):
+    /// until then a thread costs its kernel state alone, as a million created threads
+    /// that have not run yet must stay cheap.
+    pub thread: Option<Box<Thread>>,
     pub activity: Activity,
     /// Generation of the pending sleep-end event; bumped to cancel it.
     pub wake_gen: u64,
@@ -251,7 +307,7 @@ pub struct Task {
     /// A channel write (channel, bytes) the task was woken to try again (a pipe writer's
     /// spurious wake-up): its next request, before its thread's own.
     pub retry_send: Option<(usize, u64)>,
-    pub stats: TaskStats,
+    pub stats: LazyStats,
 }
 
 impl Task {
@@ -273,7 +329,26 @@ impl Task {
         prefetch(&self.stats.cpu_runtime);
         prefetch(&self.stats.preempted_at);
         prefetch(&self.stats.latency_split);
-        self.thread.prefetch();
+        if let Some(thread) = &self.thread {
+            thread.prefetch();
+        }
+    }
+
+    /// `comm`: the name's first 15 characters (`TASK_COMM_LEN` less the NUL).
+    pub fn comm(&self) -> &str {
+        let end = self
+            .name
+            .char_indices()
+            .nth(COMM_MAX)
+            .map_or(self.name.len(), |(i, _)| i);
+        &self.name[..end]
+    }
+
+    /// The thread's activations and deadline misses (none before it first ran).
+    pub fn thread_counts(&self) -> (u64, u64) {
+        self.thread
+            .as_ref()
+            .map_or((0, 0), |th| (th.activations(), th.deadline_misses()))
     }
 
     pub fn class(&self) -> Class {

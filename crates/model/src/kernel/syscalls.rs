@@ -23,8 +23,9 @@ use super::variant::LatencyNice;
 use crate::kernel::tracepoint::TraceEvent;
 use crate::machine;
 use crate::platform::SCHED_CAPACITY_SCALE;
-use crate::workload::{CpuSet, Policy, SchedParams, Syscall, UserCtx};
+use crate::workload::{CpuSet, Policy, SchedParams, Syscall, Thread, UserCtx};
 use schedlab_base::sim::{EventQueue, Time};
+use std::sync::Arc;
 
 impl Kernel {
     // ----- system calls -----------------------------------------------------------------
@@ -50,10 +51,10 @@ impl Kernel {
         let retry = task.retry_send.take();
         let call = match retry {
             Some((chan, bytes)) => Syscall::Send { chan, bytes },
-            None => task.thread.step(&mut ctx),
+            None => started(task).step(&mut ctx),
         };
         if let Some(logs) = self.rtapp_logs.as_mut() {
-            task.thread.drain_log(&mut self.log_scratch);
+            started(task).drain_log(&mut self.log_scratch);
             logs.write(t, &task.name, &self.log_scratch);
             self.log_scratch.clear();
         }
@@ -128,7 +129,7 @@ impl Kernel {
             Syscall::Yield => self.sched_yield(t, cpu, now),
             Syscall::Fork { task: spec } => self.do_fork(t, spec, now, q),
             Syscall::SetAffinity => {
-                let mask = *self.tasks[t].thread.affinity();
+                let mask = started(&mut self.tasks[t]).affinity(&self.workload);
                 self.set_cpus_allowed(t, mask);
             }
             Syscall::SetScheduler(params) => self.setscheduler(t, params, now, q),
@@ -265,13 +266,29 @@ impl Kernel {
             // EINVAL: the mask has no online CPU; nothing changes.
             return;
         }
+        let valid = self.shared_mask(valid);
         let task = &mut self.tasks[t];
         task.cpus_allowed = valid;
-        if !valid.contains(task.cpu) {
+        if !task.cpus_allowed.contains(task.cpu) {
             task.migrate_pending = true;
             let cpu = task.cpu;
             self.resched_curr(cpu);
         }
+    }
+
+    /// The kernel's one copy of `mask`, made the first time a task is given it: tasks share
+    /// their masks, and a thread that changes its affinity at every phase allocates
+    /// nothing after its first round.
+    fn shared_mask(&mut self, mask: CpuSet) -> Arc<CpuSet> {
+        if mask == *self.all_cpus {
+            return Arc::clone(&self.all_cpus);
+        }
+        if let Some(m) = self.masks.get(&mask) {
+            return Arc::clone(m);
+        }
+        let m = Arc::new(mask);
+        self.masks.insert(Arc::clone(&m));
+        m
     }
 
     /// `__sched_setscheduler()` of the running task: requeue under the new class/priority.
@@ -744,6 +761,13 @@ impl Kernel {
             }
         }
     }
+}
+
+/// The user-space state of a task that is running its thread (`thread_start` made it).
+fn started(task: &mut Task) -> &mut Thread {
+    task.thread
+        .as_mut()
+        .expect("a running task's thread has started")
 }
 
 /// The policy of a `sched_attr` policy number that `validate_setattr` accepted.

@@ -371,11 +371,11 @@ pub struct Thread {
     /// A forked thread's inherited mask; None: every CPU (`CpuSet::all(NR_CPUS)`). Boxed,
     /// since most threads have none and a mask is NR_CPUS bits.
     default_affinity: Option<Box<CpuSet>>,
-    cur_affinity: CpuSet,
-    /// The mask source (phase, task or default) `cur_affinity` was last found equal to in
-    /// `prologue` (no source changes while it stays set): the same source again skips
-    /// building and comparing the NR_CPUS-bit mask.
-    affinity_src: Option<AffinitySrc>,
+    /// Where the mask the thread last set or inherited comes from (phase, task or default),
+    /// which makes the mask (`affinity`) without a copy of its NR_CPUS bits per thread: no
+    /// source changes while the thread runs, and the same source again skips building and
+    /// comparing masks.
+    affinity_src: AffinitySrc,
     cur_params: SchedParams,
     cur_util: (Option<i32>, Option<i32>),
     cur_taskgroup: Option<usize>,
@@ -418,7 +418,6 @@ impl Thread {
         run_capacity: u64,
     ) -> Thread {
         let spec = &workload.tasks[task];
-        let all = CpuSet::all(super::NR_CPUS);
         Thread {
             name,
             task,
@@ -447,8 +446,7 @@ impl Thread {
             t_first: 0,
             own_timers: own_timers(workload, task),
             default_affinity: None,
-            cur_affinity: all,
-            affinity_src: Some(AffinitySrc::Default),
+            affinity_src: AffinitySrc::Default,
             cur_params: spec.params,
             cur_util: (None, None),
             cur_taskgroup: None,
@@ -465,9 +463,27 @@ impl Thread {
         }
     }
 
-    /// The mask the thread last set or inherited (what `Syscall::SetAffinity` asks for).
-    pub fn affinity(&self) -> &CpuSet {
-        &self.cur_affinity
+    /// The mask the thread last set or inherited (what `Syscall::SetAffinity` asks for), of
+    /// its program in `workload`.
+    pub fn affinity(&self, workload: &Workload) -> CpuSet {
+        self.mask_of(&workload.tasks[self.task], self.affinity_src)
+    }
+
+    /// The mask of source `src` of the thread's program `spec`.
+    fn mask_of(&self, spec: &TaskSpec, src: AffinitySrc) -> CpuSet {
+        let cpus = match src {
+            AffinitySrc::Phase(p) => spec.phases[p].cpus.as_ref(),
+            AffinitySrc::Task => spec.cpus.as_ref(),
+            AffinitySrc::Default => None,
+        };
+        match cpus {
+            Some(c) => c.iter().copied().collect::<CpuSet>(),
+            None => self
+                .default_affinity
+                .as_deref()
+                .copied()
+                .unwrap_or_else(|| CpuSet::all(super::NR_CPUS)),
+        }
     }
 
     /// The affinity a phase without `cpus` returns to, which is also the thread's affinity
@@ -476,8 +492,7 @@ impl Thread {
     /// `sched_setaffinity` does) and the parent's affinity for forked threads.
     pub fn set_default_affinity(&mut self, mask: CpuSet) {
         self.default_affinity = Some(Box::new(mask));
-        self.cur_affinity = mask;
-        self.affinity_src = Some(AffinitySrc::Default);
+        self.affinity_src = AffinitySrc::Default;
         self.settled_phase = None;
     }
 
@@ -695,27 +710,18 @@ impl Thread {
     /// task group of the current phase, each only where it changes something.
     fn prologue(&mut self, spec: &TaskSpec) {
         let phase = &spec.phases[self.phase];
-        let (src, cpus) = match (&phase.cpus, &spec.cpus) {
-            (Some(c), _) => (AffinitySrc::Phase(self.phase), Some(c)),
-            (None, Some(c)) => (AffinitySrc::Task, Some(c)),
-            (None, None) => (AffinitySrc::Default, None),
+        let src = match (&phase.cpus, &spec.cpus) {
+            (Some(_), _) => AffinitySrc::Phase(self.phase),
+            (None, Some(_)) => AffinitySrc::Task,
+            (None, None) => AffinitySrc::Default,
         };
         // A mask is NR_CPUS bits, too big to build or compare per iteration: only when its
         // source changes.
-        if self.affinity_src != Some(src) {
-            let affinity = match cpus {
-                Some(c) => c.iter().copied().collect::<CpuSet>(),
-                None => self
-                    .default_affinity
-                    .as_deref()
-                    .copied()
-                    .unwrap_or_else(|| CpuSet::all(super::NR_CPUS)),
-            };
-            if affinity != self.cur_affinity {
-                self.cur_affinity = affinity;
+        if self.affinity_src != src {
+            if self.mask_of(spec, src) != self.mask_of(spec, self.affinity_src) {
                 self.outbox.push(Syscall::SetAffinity, Pending::None);
             }
-            self.affinity_src = Some(src);
+            self.affinity_src = src;
         }
         if let Some(p) = phase.params {
             if p != self.cur_params {

@@ -181,29 +181,8 @@ fn compare(
         *runtime.entry(f.task.clone()).or_default() += f.counts.runtime_ns;
     }
     // Their work, wake-ups and wake-up latencies from the replay's own trace, read as the
-    // trace was (counted alike): its threads by pid, exited forks (which the results do not
-    // list by pid) by comm.
-    let base_of_pid: BTreeMap<u32, String> = results
-        .tasks
-        .iter()
-        .map(|r| (r.pid, base(&r.name, r.forked)))
-        .collect();
-    let mut threads: BTreeMap<String, Vec<&TaskTrace>> = BTreeMap::new();
-    for t in &replay.tasks {
-        let name = base_of_pid.get(&t.pid).cloned().or_else(|| {
-            let mut b = t.comm.as_str();
-            for _ in 0..2 {
-                b = b.rsplit_once('-').map_or(b, |(b, _)| b);
-                if runtime.contains_key(b) {
-                    return Some(b.to_string());
-                }
-            }
-            None
-        });
-        if let Some(n) = name {
-            threads.entry(n).or_default().push(t);
-        }
-    }
+    // trace was (counted alike): each thread of it by its workload task (`replay_threads`).
+    let threads = replay_threads(tl, ext, &results, replay, &runtime, base);
     let tasks = tl
         .tasks
         .iter()
@@ -269,6 +248,76 @@ fn compare(
         replay_energy_mj: results.energy_mj,
         results: Some(Box::new(results)),
     }
+}
+
+/// The replay's threads (tasks of its own trace) by the workload task they ran. A thread the
+/// results list is found by its pid. A forked one that exited is not listed: its comm is cut
+/// to 15 bytes (`TASK_COMM_LEN`), which may end inside its task's name, so it is found by its
+/// parent, whose forks the replay made in the order the trace's parent made them (the
+/// extraction writes them as the parent's `fork` items in that order): its parent's k-th
+/// fork ran the task the trace's parent forked k-th. A thread neither finds is matched by
+/// its comm or the comm less its `-<index>` and `-<nnnn>` suffixes.
+fn replay_threads<'r>(
+    tl: &Timeline,
+    ext: &Extraction,
+    results: &Results,
+    replay: &'r Timeline,
+    runtime: &BTreeMap<String, u64>,
+    base: impl Fn(&str, bool) -> String,
+) -> BTreeMap<String, Vec<&'r TaskTrace>> {
+    // The trace side: each kept task's kept forks, in order, by name.
+    let mut forks: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (i, t) in tl.tasks.iter().enumerate().filter(|(i, _)| ext.kept[*i]) {
+        let children = t.steps.iter().filter_map(|s| match *s {
+            timeline::Step::Fork(c) if ext.kept[c] => Some(ext.names[c].as_str()),
+            _ => None,
+        });
+        forks.insert(ext.names[i].as_str(), children.collect());
+    }
+    // The replay side: each forked thread's place among its parent's forks.
+    let mut nth_fork: Vec<Option<usize>> = vec![None; replay.tasks.len()];
+    for t in &replay.tasks {
+        let children = t.steps.iter().filter_map(|s| match *s {
+            timeline::Step::Fork(c) => Some(c),
+            _ => None,
+        });
+        for (k, c) in children.enumerate() {
+            nth_fork[c] = Some(k);
+        }
+    }
+    let by_pid: BTreeMap<u32, String> = results
+        .tasks
+        .iter()
+        .map(|r| (r.pid, base(&r.name, r.forked)))
+        .collect();
+    // Parents come before their children (a child is made at its fork).
+    let mut name: Vec<Option<String>> = Vec::with_capacity(replay.tasks.len());
+    for (i, t) in replay.tasks.iter().enumerate() {
+        let forked = || {
+            let parent = name.get(t.forked_by?)?.as_deref()?;
+            let child = forks.get(parent)?.get(nth_fork[i]?)?;
+            Some(child.to_string())
+        };
+        let by_comm = || {
+            let mut b = t.comm.as_str();
+            for _ in 0..3 {
+                if runtime.contains_key(b) {
+                    return Some(b.to_string());
+                }
+                b = b.rsplit_once('-').map_or(b, |(b, _)| b);
+            }
+            None
+        };
+        let n = by_pid.get(&t.pid).cloned().or_else(forked).or_else(by_comm);
+        name.push(n);
+    }
+    let mut threads: BTreeMap<String, Vec<&TaskTrace>> = BTreeMap::new();
+    for (t, n) in replay.tasks.iter().zip(name) {
+        if let Some(n) = n {
+            threads.entry(n).or_default().push(t);
+        }
+    }
+    threads
 }
 
 fn busy(tl: &Timeline, cpu: usize) -> u64 {

@@ -3,6 +3,7 @@
 
 use super::workload::ChannelResult;
 use super::{cluster_energy_mj, cpu_energy_mj, LatencySummary};
+use crate::error::OneLine;
 use crate::gen::Generator;
 use crate::kernel::core::AdminRecord;
 use crate::kernel::cpuidle::Residency;
@@ -12,6 +13,7 @@ use crate::kernel::uclamp::{Sysctl, UclampOps};
 use crate::kernel::Kernel;
 use crate::platform::{IdleState, Opp};
 use crate::sim::RunStats;
+use schedlab_base::place::join;
 use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -135,6 +137,10 @@ pub struct Results {
     /// Threads alive at the end, and threads started with the workload.
     pub tasks: Vec<TaskResult>,
     pub exited_forks: Vec<ExitedForksResult>,
+    /// Forks that failed with EAGAIN because `global.threads_max` threads were alive (each
+    /// forked task's count is a warning too); absent when none did.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fork_failures: u64,
     pub cpus: Vec<CpuResult>,
     pub domains: Vec<DomainResult>,
     /// Total energy of CPUs and clusters, mJ.
@@ -214,12 +220,14 @@ impl Results {
                 .warnings
                 .iter()
                 .map(ToString::to_string)
+                .chain(fork_warnings(k))
                 .collect(),
             seed,
             duration_ns: end,
             variant: k.variant.to_json(),
             tasks,
             exited_forks,
+            fork_failures: k.fork_failures.iter().sum(),
             cpus,
             domains,
             energy_mj,
@@ -245,49 +253,78 @@ impl Results {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A warning for each workload task some forks of which failed at `threads_max`, written
+/// as the workload's warnings are.
+fn fork_warnings(k: &Kernel) -> impl Iterator<Item = String> + '_ {
+    let w = k.workload();
+    let (file, max) = (&w.file, w.global.threads_max);
+    k.fork_failures
+        .iter()
+        .zip(&w.tasks)
+        .filter(|(n, _)| **n > 0)
+        .map(move |(n, task)| {
+            format!(
+                "{}: {}: warning: {n} forks of it failed with EAGAIN, {max} threads being \
+                 alive (global.threads_max, as kernel.threads-max); the forking threads went \
+                 on without their child",
+                OneLine(file),
+                OneLine(&join("tasks", &task.name)),
+            )
+        })
+}
+
 /// Each task's results, without the forked threads that exited (counted in
 /// `exited_forks`: their slots may be reused).
 fn task_results(k: &Kernel) -> Vec<TaskResult> {
     let live = |t: &crate::kernel::sched::Task| (t.state != TaskState::Dead).then_some(t.se);
-    k.tasks
-        .iter()
-        // Exited forked threads are counted in `exited_forks` (their slots may be reused).
-        .enumerate()
-        .filter(|(_, t)| !(t.forked && t.state == TaskState::Dead))
-        .map(|(id, t)| TaskResult {
-            name: t.name.clone(),
-            pid: t.pid,
-            policy: t.policy.name(),
-            prio: t.prio(),
-            runtime_ns: t.sum_exec_runtime,
-            wakeups: t.stats.wakeups,
-            preemptions: t.stats.preemptions,
-            migrations: t.stats.migrations,
-            io_completions: t.stats.io_completions,
-            forks: t.stats.forks,
-            activations: t.thread.activations(),
-            deadline_misses: t.thread.deadline_misses(),
-            wakeup_latency_ns: t.stats.wakeup_latency.summary(),
-            latency_split_ns: t.stats.latency_split,
-            util_avg: live(t).map_or(0, |se| k.fair.ses[se].avg.util_avg),
-            util_est_ewma: live(t).map_or(0, |se| k.fair.ses[se].avg.util_est.ewma),
-            cpu_runtime_ns: t
-                .stats
-                .cpu_runtime
-                .per_cpu()
-                .into_iter()
-                .map(|(c, ns)| (c.to_string(), ns))
-                .collect(),
-            uclamp_request: [t.uclamp.req[0].value, t.uclamp.req[1].value],
-            latency_nice: t.latency_nice,
-            uclamp_min: k.uclamp_eff_now(id).0,
-            uclamp_max: k.uclamp_eff_now(id).1,
-            setattr_errors: t.setattr_errors,
-            setattr_errno: t.last_setattr_errno,
-            exited: t.state == TaskState::Dead,
-            forked: t.forked,
-        })
-        .collect()
+    // Room for them all at once: a million threads' results are a few hundred MB, which
+    // growing by doubling would hold twice at the peak, beside the kernel's.
+    let mut all = Vec::with_capacity(k.tasks.len());
+    all.extend(
+        k.tasks
+            .iter()
+            // Exited forked threads are counted in `exited_forks` (their slots may be reused).
+            .enumerate()
+            .filter(|(_, t)| !(t.forked && t.state == TaskState::Dead))
+            .map(|(id, t)| TaskResult {
+                name: t.name.clone(),
+                pid: t.pid,
+                policy: t.policy.name(),
+                prio: t.prio(),
+                runtime_ns: t.sum_exec_runtime,
+                wakeups: t.stats.wakeups,
+                preemptions: t.stats.preemptions,
+                migrations: t.stats.migrations,
+                io_completions: t.stats.io_completions,
+                forks: t.stats.forks,
+                activations: t.thread_counts().0,
+                deadline_misses: t.thread_counts().1,
+                wakeup_latency_ns: t.stats.wakeup_latency.summary(),
+                latency_split_ns: t.stats.latency_split,
+                util_avg: live(t).map_or(0, |se| k.fair.ses[se].avg.util_avg),
+                util_est_ewma: live(t).map_or(0, |se| k.fair.ses[se].avg.util_est.ewma),
+                cpu_runtime_ns: t
+                    .stats
+                    .cpu_runtime
+                    .per_cpu()
+                    .into_iter()
+                    .map(|(c, ns)| (c.to_string(), ns))
+                    .collect(),
+                uclamp_request: [t.uclamp.req[0].value, t.uclamp.req[1].value],
+                latency_nice: t.latency_nice,
+                uclamp_min: k.uclamp_eff_now(id).0,
+                uclamp_max: k.uclamp_eff_now(id).1,
+                setattr_errors: t.setattr_errors,
+                setattr_errno: t.last_setattr_errno,
+                exited: t.state == TaskState::Dead,
+                forked: t.forked,
+            }),
+    );
+    all
 }
 
 /// Each CPU's and each frequency domain's results.

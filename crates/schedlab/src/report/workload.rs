@@ -62,7 +62,9 @@ pub fn completion_ns(k: &Kernel, prefix: &str) -> Option<u64> {
         return None;
     }
     let start = k.user().t_zero()?;
-    let last = own().filter_map(|t| t.thread.exited_at()).max()?;
+    let last = own()
+        .filter_map(|t| t.thread.as_ref().and_then(|th| th.exited_at()))
+        .max()?;
     Some(last - start)
 }
 
@@ -103,9 +105,11 @@ pub fn metrics(k: &Kernel, g: Generator, prefix: &str, end: u64) -> Value {
         }
         Generator::Cyclictest => {
             let mut all = LatencyHistogram::default();
+            // A thread that has not run yet has measured nothing.
+            let none = LatencyHistogram::default();
             let threads: Vec<Value> = named("cyclictest")
                 .map(|t| {
-                    let h = t.thread.timer_latency();
+                    let h = t.thread.as_ref().map_or(&none, |th| th.timer_latency());
                     all.merge(h);
                     let s = h.summary();
                     json!({
@@ -171,9 +175,9 @@ pub fn metrics(k: &Kernel, g: Generator, prefix: &str, end: u64) -> Value {
         Generator::Frames => {
             let mut lat = LatencyHistogram::default();
             let mut missed = 0;
-            for t in named("frame-") {
-                lat.merge(t.thread.response_time());
-                missed += t.thread.deadline_misses();
+            for th in named("frame-").filter_map(|t| t.thread.as_ref()) {
+                lat.merge(th.response_time());
+                missed += th.deadline_misses();
             }
             let frames = lat.count();
             let mut v = latency_us(&lat.summary());

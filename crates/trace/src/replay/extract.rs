@@ -24,7 +24,7 @@ use schedlab_base::CpuSet;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use std::collections::hash_map::{Entry, HashMap};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Which tasks to keep.
 #[derive(Debug, Clone, Default)]
@@ -132,6 +132,9 @@ pub struct Extraction<'t> {
     pub grids: Vec<Option<Grid>>,
     /// Pin each task to the CPUs it ran on (`Filter::affinity`).
     affinity: bool,
+    /// The pairs (waker, wakee) of kept tasks whose wakee's reply the replay makes a
+    /// channel of (`Extraction::replies`).
+    replies: BTreeSet<(usize, usize)>,
 }
 
 impl<'t> Extraction<'t> {
@@ -213,6 +216,7 @@ impl<'t> Extraction<'t> {
             causes.push(c);
             grids.push(grid);
         }
+        let replies = replies(timeline, &kept);
         Extraction {
             timeline,
             kept,
@@ -220,6 +224,7 @@ impl<'t> Extraction<'t> {
             causes,
             grids,
             affinity: filter.affinity,
+            replies,
         }
     }
 
@@ -417,6 +422,16 @@ impl<'t> Extraction<'t> {
                         items.push(Item::Fork(c));
                     }
                 }
+                Step::Reply { to } => {
+                    if self.replies.contains(&(to, i)) {
+                        items.push(Item::Post(i, to));
+                    }
+                }
+                Step::Preempted { by } => {
+                    if self.replies.contains(&(i, by)) {
+                        items.push(Item::Wait(by, i));
+                    }
+                }
                 Step::Block(b) => {
                     let Some(end) = b.end else {
                         // Still blocked at the end: sleep past it.
@@ -569,6 +584,29 @@ fn leads(items: &[Item]) -> Vec<bool> {
         }
     }
     leads
+}
+
+/// The pairs (waker, wakee) of kept tasks where the wakee, preempting its waker, blocked
+/// with the CPU going straight back to the waker (`Step::Reply`, `Step::Preempted`: the
+/// waker waited for the wakee's reply) at least `CHAIN_MIN` times: a dependency, which the
+/// replay makes a `send` of the wakee's before that block and a `recv` of the waker's where
+/// it was preempted. Fewer are taken for chance (the wakee ran and blocked for a reason of
+/// its own).
+fn replies(tl: &Timeline, kept: &[bool]) -> BTreeSet<(usize, usize)> {
+    let mut n: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+    for (t, task) in tl.tasks.iter().enumerate().filter(|(t, _)| kept[*t]) {
+        for s in &task.steps {
+            if let Step::Reply { to } = *s {
+                if kept[to] && to != t {
+                    *n.entry((to, t)).or_insert(0) += 1;
+                }
+            }
+        }
+    }
+    n.into_iter()
+        .filter(|&(_, k)| k >= CHAIN_MIN)
+        .map(|(pair, _)| pair)
+        .collect()
 }
 
 /// Names of the kept tasks: the comm, with the pid when two kept tasks share one; characters

@@ -61,6 +61,21 @@ impl TaskTrace {
     }
 }
 
+impl TaskTrace {
+    /// The work its steps hold (its CPU work less the kernel work taken out).
+    fn run_work(&self) -> u64 {
+        self.work
+            + self
+                .steps
+                .iter()
+                .map(|s| match s {
+                    Step::Run(w) => *w,
+                    _ => 0,
+                })
+                .sum::<u64>()
+    }
+}
+
 impl CpuInfo {
     /// From a platform: cpufreq starts every policy at its highest frequency.
     pub fn from_platform(p: &schedlab_model::platform::Platform) -> CpuInfo {
@@ -171,6 +186,16 @@ pub enum Step {
     },
     Fork(usize),
     Block(Block),
+    /// Woken by `to`, it preempted `to` and blocked with the CPU going straight back to it
+    /// (`Builder::preemption_reply`).
+    Reply {
+        to: usize,
+    },
+    /// Preempted by `by`, the task it had just woken, and run again when `by` blocked
+    /// (`Builder::preemption_reply`).
+    Preempted {
+        by: usize,
+    },
 }
 
 /// A stretch of a task's run between two moves of its own: a `sched_migrate_task` of the
@@ -256,6 +281,8 @@ pub struct TaskTrace {
     /// Its block step that began with `prev_state` bit 64 (`PrevState::DeadOrParked`): an
     /// exit if it never ends.
     gone_at: Option<usize>,
+    /// Its last wake-up event with a `target_cpu`: that CPU and when.
+    woke_to: Option<(usize, u64)>,
 }
 
 /// A trace read into per-task programs.
@@ -301,9 +328,14 @@ struct Cpu {
     /// A task that moved itself off this CPU, until the CPU's next switch says whether
     /// the CPU had other tasks to run.
     moved: Option<usize>,
+    /// Its last switch: a task preempted by the task it had just woken (`preemption_reply`).
+    preempted: Option<(usize, usize)>,
     /// When it last switched to idle, and the idle state `cpu_idle` said it entered since.
     idle_since: u64,
     idle_state: Option<u32>,
+    /// Its last switch was to idle: a task seen current here before a switch to it was
+    /// switched in untraced (`Builder::untraced_switch_in`).
+    idle: bool,
 }
 
 /// `PID_MAX_LIMIT` on 64-bit kernels: the largest `pid_max`.
@@ -364,6 +396,11 @@ struct Builder<'i> {
     notes: Vec<String>,
     /// CPUs the trace shows above the platform's highest OPP: the highest frequency seen.
     above_max: BTreeMap<usize, u32>,
+    /// Per CPU, the runs whose switch-in the trace lacks (`untraced_switch_in`): those
+    /// started at their wake-up, and those at their first event.
+    untraced: Vec<(u64, u64)>,
+    /// Kernel work (capacity·ns) a task's run was too short to pay by its switch-out.
+    unpaid: u64,
 }
 
 /// Read `text` (a trace named `file`) into a timeline.
@@ -425,6 +462,31 @@ pub fn read(
     }
     bld.finish(last);
     let mut notes = std::mem::take(&mut bld.notes);
+    let taken: u64 = bld.tasks.iter().map(|t| t.cpu_work).sum::<u64>()
+        - bld.tasks.iter().map(TaskTrace::run_work).sum::<u64>();
+    if bld.unpaid > 0 && bld.unpaid * 10 >= taken {
+        // The real kernel did its work within the runs: the model's is more.
+        notes.push(format!(
+            "the model's kernel work ({:.3} ms) is more than the trace's runs held: {:.3} ms of \
+             it did not fit before the switch-out; the platform's [costs] are above the \
+             traced machine's, and the replay runs slower than the trace",
+            (taken + bld.unpaid) as f64 / 1024e6,
+            bld.unpaid as f64 / 1024e6
+        ));
+    }
+    for (c, &(woke, first)) in bld.untraced.iter().enumerate() {
+        if woke + first > 0 {
+            let rest = if first > 0 {
+                format!(" ({first} with none logged onto the CPU: at their first event)")
+            } else {
+                String::new()
+            };
+            notes.push(format!(
+                "{} runs on CPU {c} began without a traced switch-in; started at their wake-up{rest}",
+                woke + first
+            ));
+        }
+    }
     let mut above: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for (&c, &khz) in &bld.above_max {
         above.entry(khz).or_default().push(c);
@@ -551,8 +613,10 @@ impl<'i> Builder<'i> {
                 freq_since: 0,
                 busy_at_khz: 0,
                 moved: None,
+                preempted: None,
                 idle_since: 0,
                 idle_state: None,
+                idle: false,
             })
             .collect();
         let ids: Vec<Option<usize>> = (0..n).map(|c| info.llc.get(c).copied()).collect();
@@ -577,6 +641,8 @@ impl<'i> Builder<'i> {
             overutilized: false,
             notes: Vec::new(),
             above_max: BTreeMap::new(),
+            untraced: vec![(0, 0); n],
+            unpaid: 0,
         }
     }
 
@@ -621,6 +687,7 @@ impl<'i> Builder<'i> {
                 affinity_set: false,
                 preempt_ipi: None,
                 gone_at: None,
+                woke_to: None,
             });
             self.by_pid.insert(pid, self.tasks.len() - 1);
             self.tasks.len() - 1
@@ -950,6 +1017,20 @@ impl<'i> Builder<'i> {
         file: &str,
     ) -> Result<(), InputError> {
         let cpu = head.cpu;
+        // The scheduler's events, logged in the current task's context (not `print`s:
+        // schedlab's own traces write rt-app's main thread's markers without running it).
+        let sched = matches!(
+            rec,
+            Record::Switch { .. }
+                | Record::Wake { .. }
+                | Record::Migrate { .. }
+                | Record::Fork { .. }
+                | Record::Exit { .. }
+                | Record::Rename { .. }
+        );
+        if head.pid != 0 && sched && self.cpus[cpu].idle {
+            self.untraced_switch_in(cpu, head.pid, ts);
+        }
         match rec {
             Record::Frequency { cpu, khz } | Record::FrequencyReport { cpu, khz } => {
                 if cpu >= self.cpus.len() {
@@ -1011,6 +1092,8 @@ impl<'i> Builder<'i> {
                     c.curr = None;
                     c.since = ts;
                     c.debt = 0;
+                    c.idle = false;
+                    c.preempted = None;
                 }
             }
             Record::Other => {}
@@ -1041,13 +1124,23 @@ impl<'i> Builder<'i> {
                 s.balance = true;
             }
         }
+        let preempted = self.cpus[cpu].preempted.take();
+        let mut prev = None;
         if prev_pid != 0 {
             let p = self.task(prev_pid, prev_comm, Some(prev_prio), self.start);
+            prev = Some(p);
             self.current(cpu, p, ts);
             match prev_state {
                 PrevState::Runnable => self.tasks[p].state = State::Runnable,
                 PrevState::Sleeping | PrevState::Uninterruptible | PrevState::DeadOrParked => {
                     self.flush(p);
+                    if let Some((w, t)) = preempted.filter(|&(w, t)| {
+                        t == p
+                            && self.tasks[w].pid == next_pid
+                            && prev_state != PrevState::DeadOrParked
+                    }) {
+                        self.preemption_reply(w, t);
+                    }
                     let task = &mut self.tasks[p];
                     if prev_state == PrevState::DeadOrParked {
                         // An exit unless it runs again (`finish`).
@@ -1081,7 +1174,7 @@ impl<'i> Builder<'i> {
         let dequeue = self.capacity_ns(cpu, machine::queue_op(k, 1, 0));
         let c = &mut self.cpus[cpu];
         if prev_pid != 0 && c.debt_at < ts {
-            c.debt = 0;
+            self.unpaid += std::mem::take(&mut c.debt);
         }
         c.debt += schedule;
         if prev_pid != 0 && prev_state != PrevState::Runnable {
@@ -1093,8 +1186,8 @@ impl<'i> Builder<'i> {
             // Going idle: the work ends with the CPU's last task.
             c.debt = 0;
         }
+        c.idle = next_pid == 0;
         if next_pid == 0 {
-            let c = &mut self.cpus[cpu];
             c.idle_since = ts;
             c.idle_state = None;
         }
@@ -1116,8 +1209,75 @@ impl<'i> Builder<'i> {
             }
             self.current(cpu, n, ts);
             let preempted = prev_pid != 0 && prev_state == PrevState::Runnable;
+            if let Some(p) = prev.filter(|_| preempted) {
+                // Preempted by a task it woke, which has not run since.
+                let woke = matches!(
+                    self.tasks[n].steps.last(),
+                    Some(Step::Block(b)) if b.waker == Waker::Task(p) && b.end.is_some()
+                );
+                if woke {
+                    self.cpus[cpu].preempted = Some((p, n));
+                }
+            }
             self.switch_in(cpu, n, ts, preempted);
         }
+    }
+
+    /// `t`, woken by `w`, preempted it at once (`wakeup_preempt`), and blocked with the CPU
+    /// going straight back to `w`: `w` could not go on before `t` blocked. In a pipe's
+    /// ping-pong (`perf bench sched pipe`) it is how one side waits for the other's reply:
+    /// `w` writes, wakes the reader `t`, which preempts it, writes its reply and blocks on
+    /// its next read; `w` then reads the reply without blocking. The trace shows `w`'s wait
+    /// as a preemption, not a block, so without this step `w`'s program would send its
+    /// writes back to back and `t` would read them without blocking, and the replay would
+    /// lose `t`'s blocks and the kernel work each costs (the extraction took it out of `t`'s
+    /// runs). The extraction makes the pair a `send` of `t`'s and a `recv` of `w`'s when it
+    /// recurs (`Extraction::replies`).
+    fn preemption_reply(&mut self, w: usize, t: usize) {
+        self.tasks[t].steps.push(Step::Reply { to: w });
+        self.flush(w);
+        self.tasks[w].steps.push(Step::Preempted { by: t });
+    }
+
+    /// Task `pid` is current on `cpu` at `ts` (a scheduler event in its context) though the CPU's last
+    /// switch was to idle: its switch-in was not traced. A kernel may not trace it: v6.18 on
+    /// the project's VM logs no `sched_switch` out of idle (and no `cpu_idle`) on CPU 1, and
+    /// a task woken there shows only as its wake-up and then events of its own. Its run
+    /// began at the best evidence: its last wake-up onto this CPU since the CPU went idle
+    /// (it could not run before it), else this first event of its; never at the switch to
+    /// idle, which would count the idle time as its. The switch-in is then made as a traced
+    /// one (its kernel work, its cache refill), with no wake-up latency (when it ran after
+    /// the wake-up is unknown).
+    fn untraced_switch_in(&mut self, cpu: usize, pid: u32, ts: u64) {
+        let idle_since = self.cpus[cpu].idle_since;
+        let known = self.by_pid.get(pid);
+        let woke = known
+            .and_then(|t| self.tasks[t].woke_to)
+            .filter(|&(to, at)| to == cpu && at >= idle_since && at <= ts)
+            .map(|w| w.1);
+        let start = woke.unwrap_or(ts);
+        let n = &mut self.untraced[cpu];
+        if woke.is_some() {
+            n.0 += 1;
+        } else {
+            n.1 += 1;
+        }
+        let c = &mut self.cpus[cpu];
+        c.since = c.since.min(start);
+        let prio = known.map_or(120, |t| self.tasks[t].prio);
+        if let Some(t) = known {
+            self.tasks[t].woken_at = None;
+        }
+        let switch = Record::Switch {
+            prev_pid: 0,
+            prev_comm: "",
+            prev_prio: 120,
+            prev_state: PrevState::Runnable,
+            next_pid: pid,
+            next_comm: "",
+            next_prio: prio,
+        };
+        self.switch(cpu, switch, start);
     }
 
     /// `sched_waking`, `sched_wakeup` and `sched_wakeup_new`.
@@ -1138,6 +1298,9 @@ impl<'i> Builder<'i> {
         }
         let known = self.by_pid.get(pid).is_some();
         let w = self.task(pid, comm, Some(prio), if new { ts } else { self.start });
+        if let Some(t) = target_cpu {
+            self.tasks[w].woke_to = Some((t, ts));
+        }
         if new {
             let task = &mut self.tasks[w];
             if !known {

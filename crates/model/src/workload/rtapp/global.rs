@@ -22,6 +22,7 @@ pub(super) const GLOBAL_KEYS: &[&str] = &[
     "generator",
     "pm_qos_cpu_dma_latency_us",
     "fork_limit",
+    "threads_max",
     "channels",
 ];
 
@@ -114,6 +115,15 @@ impl Parser<'_> {
                     0,
                     u32::MAX as i64,
                     "a number of forks (0: no limit)",
+                )? as u32;
+            }
+            "threads_max" => {
+                self.global.threads_max = self.int_in(
+                    v,
+                    &place,
+                    1,
+                    MAX_THREADS,
+                    "a number of threads (kernel.threads-max)",
                 )? as u32;
             }
             "pm_qos_cpu_dma_latency_us" => {

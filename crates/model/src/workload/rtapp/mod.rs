@@ -61,6 +61,9 @@
 //!   work of one `memrun` pointer-chase hop.
 //! - `fork_limit` (global, default 1024 as rt-app's `FORKS_LIMIT`; 0: none): how many
 //!   times one task may be forked.
+//! - `threads_max` (global, default and at most 2^20 = `MAX_THREADS`): the most threads
+//!   alive at once, as `/proc/sys/kernel/threads-max`: the instances add up to at most this,
+//!   and a fork beyond it fails (EAGAIN), counted and reported as a warning.
 //! - `pm_qos_cpu_dma_latency_us` (global, absent: no request): a `/dev/cpu_dma_latency`
 //!   request held for the whole run, as cyclictest holds one (0 keeps every CPU in its
 //!   first idle state).
@@ -258,6 +261,10 @@ pub struct Global {
     /// How many times one task may be forked before rt-app gives up (extension
     /// `fork_limit`; rt-app's `FORKS_LIMIT` of 1024 by default, 0 for no limit).
     pub fork_limit: u32,
+    /// The most threads alive at once (extension `threads_max`, `/proc/sys/kernel/threads-max`;
+    /// default and largest `MAX_THREADS`): the tasks' instances may add up to it, and a fork
+    /// beyond it fails with EAGAIN, counted (`Kernel::fork_failures`) while the run goes on.
+    pub threads_max: u32,
     /// A `/dev/cpu_dma_latency` request held for the whole run, µs (extension
     /// `pm_qos_cpu_dma_latency_us`, as cyclictest writes 0 unless `--laptop`).
     pub pm_qos_cpu_dma_latency_us: Option<u64>,
@@ -466,9 +473,10 @@ pub const DEFAULT_MEM_CHASE_NS_PER_HOP: u64 = 100;
 /// rt-app reads integers as C `int`.
 const INT_MAX: i64 = i32::MAX as i64;
 
-/// The most threads a workload's `instance` counts may add up to: 2^20, a million threads, as
-/// a large server runs (v6.1's `PID_MAX_LIMIT` is 4M on 64 bits, `threads-max` lower still on
-/// most machines); more would take the simulator minutes to set up before simulating anything.
+/// The most threads alive at once (`global.threads_max`'s default and largest value), the
+/// instances and forked threads together: 2^20, a million threads, as a large server runs
+/// (v6.1's `PID_MAX_LIMIT` is 4M on 64 bits, `threads-max` lower still on most machines);
+/// more would take the simulator minutes to set up before simulating anything.
 pub const MAX_THREADS: i64 = 1 << 20;
 
 impl Workload {

@@ -66,6 +66,7 @@ impl<'a> Parser<'a> {
                 mem_chase_ns_per_hop: DEFAULT_MEM_CHASE_NS_PER_HOP,
                 generator: None,
                 fork_limit: FORKS_LIMIT,
+                threads_max: MAX_THREADS as u32,
                 pm_qos_cpu_dma_latency_us: None,
                 ftrace: crate::workload::FtraceCategories::NONE,
             },
@@ -219,10 +220,13 @@ impl<'a> Parser<'a> {
                 }
                 None => 1,
             };
-            let instances = if total + i64::from(instances) > MAX_THREADS {
+            let max = i64::from(self.global.threads_max);
+            let instances = if total + i64::from(instances) > max {
                 let e = self.err(
                     &format!("{place}.instance"),
-                    format!("at most {MAX_THREADS} threads in all the tasks' instances"),
+                    format!(
+                        "at most {max} threads in all the tasks' instances (global.threads_max)"
+                    ),
                     format!("{}", total + i64::from(instances)),
                 );
                 self.errors.push(e);
