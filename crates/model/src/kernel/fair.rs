@@ -913,11 +913,18 @@ impl Fair {
 
     /// `__enqueue_latency()` (patch 7): a latency-sensitive entity enters the latency timeline
     /// at wakeup, or when put back after running less than the min granularity (preempted by
-    /// a higher class or a more latency-sensitive entity).
+    /// a higher class or a more latency-sensitive entity). Only the v5 latency rbtree has that
+    /// timeline: the test is inlined at each enqueue.
+    #[inline]
     fn enqueue_latency(&mut self, cfs: usize, se: SeId, wakeup: bool) {
-        if self.latency_nice != LatencyNice::V5Rbtree {
-            return;
+        if self.latency_nice == LatencyNice::V5Rbtree {
+            self.enqueue_latency_rbtree(cfs, se, wakeup);
         }
+    }
+
+    /// [`Fair::enqueue_latency`] under the v5 latency rbtree.
+    #[inline(never)]
+    fn enqueue_latency_rbtree(&mut self, cfs: usize, se: SeId, wakeup: bool) {
         let e = &self.ses[se];
         if e.latency_offset >= 0 || e.on_latency {
             return;

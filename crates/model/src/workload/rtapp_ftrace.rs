@@ -145,6 +145,7 @@ impl Marks {
     }
 
     /// `rtapp_loop: event=<event> thread_loop=… phase=… phase_loop=…`.
+    #[inline]
     pub fn phase_loop(&mut self, event: &str, thread_loop: i64, phase: usize, phase_loop: i64) {
         if self.wants(FtraceCategories::LOOP) {
             self.put("rtapp_loop: event=");

@@ -96,6 +96,7 @@ impl Fair {
     }
 
     /// `parent_entity()`: the group entity whose queue holds `se`, None at the root.
+    #[inline]
     pub(super) fn parent_se(&self, se: SeId) -> Option<SeId> {
         let e = &self.ses[se];
         let g = if e.my_q.is_some() {
