@@ -2,7 +2,8 @@
 //! (tests/data/host: this project's VM and a made-up big.LITTLE board) and from the live
 //! machine, and `host record` on the live machine: tracefs is left as it was found (after a
 //! command that succeeds, fails or is interrupted), the trace reads back through `gen
-//! from-trace`, and a tracefs that cannot be used is exit 2 with one line. No test asserts a
+//! from-trace`, and a tracefs that cannot be used is exit 2 with one line; `host validate
+//! --quick` gives every family's rows and its summary. No test asserts a
 //! host timing. The live tests need Linux and, for tracefs, root: elsewhere they skip
 //! visibly (and fail under CI=true, which runs as root).
 
@@ -498,5 +499,61 @@ fn a_tracefs_that_cannot_be_used_is_exit_2_in_one_line() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.starts_with("schedlab: tracefs: "), "{err}");
         assert!(!out_file.exists(), "nothing is written");
+    }
+}
+
+/// `host validate --quick` end to end on this machine, when the tools it drives are here
+/// (CI installs them): it exits 0 whatever the numbers, every family gives rows, a row that
+/// could not run says why, every other row has a number on at least one side (a latency with
+/// no sample on one side is shown as `-`), and the table ends with its summary. No number is
+/// checked: the machine is noisy.
+#[test]
+fn validate_quick_gives_every_family_and_ends_with_its_summary() {
+    if !live_tracefs() {
+        return;
+    }
+    let tools = ["rt-app", "hackbench", "cyclictest", "perf"];
+    if let Some(t) = tools.iter().find(|t| !schedlab_host::measure::have(t)) {
+        skip(&format!(
+            "{t} is not installed (scripts/install-test-deps.sh installs rt-app, rt-tests and perf)"
+        ));
+        return;
+    }
+    let _one = TRACEFS.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("v.json");
+    let out = schedlab(&[
+        "host",
+        "validate",
+        "--quick",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let last = text.lines().last().unwrap_or("");
+    let counts: Vec<u64> = last
+        .strip_prefix("host: ")
+        .and_then(|l| l.strip_suffix(" rows within 25%"))
+        .map(|l| l.split(" of ").filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_default();
+    assert!(
+        counts.len() == 2 && counts[0] <= counts[1] && counts[1] > 0,
+        "{last}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    for family in ["rt-app", "hackbench", "perf pipe", "cyclictest", "replay"] {
+        assert!(
+            rows.iter().any(|r| r["family"] == family),
+            "no {family} row"
+        );
+    }
+    for r in rows {
+        match r["not_run"].as_str() {
+            Some(why) => assert!(!why.is_empty(), "{r}"),
+            None => assert!(r["real"].is_object() || r["sim"].is_object(), "{r}"),
+        }
     }
 }
