@@ -588,23 +588,28 @@ fn leads(items: &[Item]) -> Vec<bool> {
 
 /// The pairs (waker, wakee) of kept tasks where the wakee, preempting its waker, blocked
 /// with the CPU going straight back to the waker (`Step::Reply`, `Step::Preempted`: the
-/// waker waited for the wakee's reply) at least `CHAIN_MIN` times: a dependency, which the
+/// waker waited for the wakee's reply) at least `CHAIN_MIN` times and in at least four of
+/// five of the waker's wake-ups of it (the share a chain needs): a ping-pong, which the
 /// replay makes a `send` of the wakee's before that block and a `recv` of the waker's where
-/// it was preempted. Fewer are taken for chance (the wakee ran and blocked for a reason of
-/// its own).
+/// it was preempted. Fewer, or a waker that mostly woke the wakee without waiting for it
+/// (a shell writing to a terminal's kworker), are taken for chance: a `recv` there would
+/// hold the waker back in the replay where it was never waiting.
 fn replies(tl: &Timeline, kept: &[bool]) -> BTreeSet<(usize, usize)> {
     let mut n: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+    let mut wakes: BTreeMap<(usize, usize), u64> = BTreeMap::new();
     for (t, task) in tl.tasks.iter().enumerate().filter(|(t, _)| kept[*t]) {
         for s in &task.steps {
-            if let Step::Reply { to } = *s {
-                if kept[to] && to != t {
+            match *s {
+                Step::Reply { to } if kept[to] && to != t => {
                     *n.entry((to, t)).or_insert(0) += 1;
                 }
+                Step::Wake { wakee, .. } => *wakes.entry((t, wakee)).or_insert(0) += 1,
+                _ => {}
             }
         }
     }
     n.into_iter()
-        .filter(|&(_, k)| k >= CHAIN_MIN)
+        .filter(|&(pair, k)| k >= CHAIN_MIN && k * 5 >= wakes.get(&pair).copied().unwrap_or(0) * 4)
         .map(|(pair, _)| pair)
         .collect()
 }
