@@ -79,8 +79,8 @@ impl Spec {
     /// `perf bench sched messaging [-p]`: over AF_UNIX sockets, or pipes.
     pub fn messaging_command(&self, op: IpcOp) -> Vec<String> {
         words(&format!(
-            "perf bench sched messaging{} -g {} -l {}",
-            if op == IpcOp::Pipe { " -p" } else { "" },
+            "{} -g {} -l {}",
+            op.benchmark(),
             self.messaging_groups,
             self.messaging_loops
         ))
@@ -115,6 +115,14 @@ impl IpcOp {
         match self {
             IpcOp::Unix => c.ipc.unix_op_ns = ns,
             IpcOp::Pipe => c.ipc.pipe_op_ns = ns,
+        }
+    }
+
+    /// The benchmark it is fitted on, without its sizes.
+    fn benchmark(self) -> &'static str {
+        match self {
+            IpcOp::Unix => "perf bench sched messaging",
+            IpcOp::Pipe => "perf bench sched messaging -p",
         }
     }
 
@@ -521,25 +529,21 @@ fn costs_table(
     let json = serde_json::to_value(p.costs).expect("costs serialise");
     for f in COST_FIELDS {
         let v = json[f.name].as_u64().unwrap_or(0);
-        let comment = match (f.name, a53_cycles(f.name)) {
-            (name, Some(c)) if fits.iter().any(|(op, _, _)| op.key() == name) => {
-                let (op, measured, fit) = fits.iter().find(|(op, _, _)| op.key() == name).unwrap();
-                ipc_fit_comment(&mut s, *op, measured, fit, derived, c, spec);
-                format!(
-                    "fitted on {}",
-                    measured.command.replace(
-                        &format!(" -g {} -l {}", spec.messaging_groups, spec.messaging_loops),
-                        "",
-                    )
-                )
+        let fitted = fits.iter().find(|(op, _, _)| op.key() == f.name);
+        let comment = match (f.name, a53_cycles(f.name), fitted) {
+            (_, Some(c), Some(&(op, measured, fit))) => {
+                ipc_fit_comment(&mut s, op, measured, fit, derived, c, spec);
+                format!("fitted on {}", op.benchmark())
             }
-            ("copy_ps_per_byte", Some(c)) => format!("{c} A53 cycles per KiB"),
-            (_, Some(c)) => format!("{c} A53 cycles"),
-            ("ipi_latency_ns", None) => "wall time, the interrupt controller's: not fitted".into(),
-            ("cpufreq_work_ns", None) => {
+            ("copy_ps_per_byte", Some(c), _) => format!("{c} A53 cycles per KiB"),
+            (_, Some(c), _) => format!("{c} A53 cycles"),
+            ("ipi_latency_ns", None, _) => {
+                "wall time, the interrupt controller's: not fitted".into()
+            }
+            ("cpufreq_work_ns", None, _) => {
                 "wall time, the frequency change's delay (costs.rs): not fitted".into()
             }
-            (_, None) => "wall time (seed 000's fit): not fitted".into(),
+            (_, None, _) => "wall time (seed 000's fit): not fitted".into(),
         };
         let _ = writeln!(s, "{} = {v}  # {comment}", f.name);
     }
