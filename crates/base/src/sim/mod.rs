@@ -6,7 +6,7 @@ mod queue;
 mod rng;
 
 pub use prefetch::prefetch;
-pub use queue::EventQueue;
+pub use queue::{EventQueue, Pending};
 pub use rng::SimRng;
 
 /// Simulated time in nanoseconds since the start of the run.

@@ -1,8 +1,12 @@
 //! The event queue, ordered by (time, sequence). The sequence number makes the order of
 //! events at the same nanosecond the order they were scheduled in, so runs are deterministic.
-//! Cancelled events are not removed: models tag events with generation counters and ignore
-//! stale ones, which keeps scheduling cheap and allocation-free once the queue has grown to
-//! its working size.
+//!
+//! An event the model may supersede before it fires (a CPU's tick, its running task's
+//! completion) is queued in a *slot*, one pending event per slot, and the model keeps its
+//! [`Pending`] handle: it then moves the event ([`EventQueue::requeue`]: it sorts as a new
+//! event scheduled at that moment would) or takes it out ([`EventQueue::cancel`]) instead
+//! of leaving a stale event behind to be popped and ignored. Other events are only queued
+//! and popped; models tag them with generation counters where they can go stale.
 //!
 //! Two parts: the earliest events in a short sorted array (`front`, latest first, so the
 //! next event is popped off its end), and the rest in a 4-ary min-heap whose keys all sort
@@ -12,7 +16,9 @@
 //! periodic tasks' timers), the heap holds them and the front refills from it. Four
 //! children per heap node halve the depth of a binary heap. The order is the (time,
 //! sequence) order whatever the layout, so results are the same bytes as with `std`'s
-//! binary heap (a test keeps that heap as the oracle).
+//! binary heap (a test keeps that heap as the oracle). A slotted event is found in the
+//! front by a binary search and in the heap through its slot's index, which every write
+//! of the heap keeps.
 
 use super::Time;
 
@@ -22,6 +28,11 @@ const ARITY: usize = 4;
 /// included); 64 keeps them in the front: callgrind instructions -1% there and on 1000
 /// tasks (periodic16 20 s, periodic1000 2 s), 128 gained 0.1% more for moves twice as long.
 const FRONT: usize = 64;
+/// The low bits of an entry's sequence number name its slot (0: none, else slot + 1), so
+/// that an entry stays 40 bytes; the scheduling order is in the bits above, unique per
+/// event, so the slot never decides an order. 2^44 events, 2^20 - 1 slots.
+const SLOT_BITS: u32 = 20;
+const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
 
 #[derive(Clone, Copy)]
 struct Entry<E> {
@@ -31,10 +42,38 @@ struct Entry<E> {
 }
 
 impl<E> Entry<E> {
-    /// (time, sequence) as one number: one wide compare instead of two branches.
     #[inline]
     fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq as u128
+        key(self.time, self.seq)
+    }
+}
+
+/// (time, sequence) as one number: one wide compare instead of two branches.
+#[inline]
+fn key(time: Time, seq: u64) -> u128 {
+    ((time as u128) << 64) | seq as u128
+}
+
+/// A slotted event while it is pending: what [`EventQueue::requeue`] and
+/// [`EventQueue::cancel`] take. Stale once the event is popped, moved or cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pending {
+    time: Time,
+    seq: u64,
+}
+
+impl Pending {
+    /// When the event fires.
+    pub fn time(&self) -> Time {
+        self.time
+    }
+
+    fn key(&self) -> u128 {
+        key(self.time, self.seq)
+    }
+
+    fn slot(&self) -> usize {
+        (self.seq & SLOT_MASK) as usize - 1
     }
 }
 
@@ -43,6 +82,9 @@ pub struct EventQueue<E> {
     front: Vec<Entry<E>>,
     /// The other events: every key here sorts after every key in `front`.
     heap: Vec<Entry<E>>,
+    /// Where each slot's event was last written in the heap (checked against its key: the
+    /// event may have gone to the front or been popped since).
+    heap_at: Vec<u32>,
     next_seq: u64,
     now: Time,
 }
@@ -58,6 +100,7 @@ impl<E: Copy> EventQueue<E> {
         EventQueue {
             front: Vec::with_capacity(FRONT + 1),
             heap: Vec::with_capacity(1024),
+            heap_at: Vec::new(),
             next_seq: 0,
             now: 0,
         }
@@ -65,47 +108,64 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedule `event` at `time`, which must not lie in the past.
     pub fn schedule(&mut self, time: Time, event: E) {
-        debug_assert!(
-            time >= self.now,
-            "event scheduled in the past: {time} < {}",
-            self.now
-        );
-        let seq = self.reserve_seq();
-        self.schedule_at_seq(time, seq, event);
+        let seq = self.next_seq(0);
+        self.insert(time, seq, event);
     }
 
-    /// Take the sequence number the next `schedule` would take, for an event the model
-    /// queues later with [`EventQueue::schedule_at_seq`] (a completion it postpones without
-    /// queueing it again), so that it sorts where it would have sorted.
-    #[inline]
-    pub fn reserve_seq(&mut self) -> u64 {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        seq
+    /// Schedule `event` at `time` in `slot`, which has no other event pending: its handle.
+    pub fn schedule_in(&mut self, slot: usize, time: Time, event: E) -> Pending {
+        debug_assert!((slot as u64) < SLOT_MASK, "slot {slot} out of range");
+        if self.heap_at.len() <= slot {
+            self.heap_at.resize(slot + 1, 0);
+        }
+        let seq = self.next_seq(slot as u64 + 1);
+        self.insert(time, seq, event)
     }
 
-    /// Schedule `event` at `time` with `seq`, a number [`EventQueue::reserve_seq`] gave.
-    pub fn schedule_at_seq(&mut self, time: Time, seq: u64, event: E) {
-        debug_assert!(seq < self.next_seq, "sequence {seq} was not reserved");
-        let entry = Entry {
-            time: time.max(self.now),
-            seq,
-            event,
-        };
+    /// Move the pending event `old` to `time` with `event` as its payload: it sorts where
+    /// an event scheduled now at `time` would, and `old` is gone as if cancelled. Its new
+    /// handle.
+    pub fn requeue(&mut self, old: Pending, time: Time, event: E) -> Pending {
+        let seq = self.next_seq(old.seq & SLOT_MASK);
+        let entry = self.entry(time, seq, event);
         let key = entry.key();
-        // The front takes the entry if it sorts before the front's latest; it then gives
-        // its latest to the heap when over its size. Otherwise the entry sorts after the
-        // whole front and goes to the heap.
-        match self.front.first() {
-            Some(latest) if key < latest.key() => {
-                let at = self.front.partition_point(|e| e.key() > key);
-                self.front.insert(at, entry);
-                if self.front.len() > FRONT {
-                    let latest = self.front.remove(0);
-                    self.heap_push(latest);
-                }
+        let behind_heap = self.heap.first().is_some_and(|h| h.key() < key);
+        if let Some(at) = self.front_find(old.key()) {
+            if behind_heap {
+                // It now sorts after the heap's earliest: the heap takes it.
+                self.front.remove(at);
+                self.heap_push(entry);
+            } else {
+                self.front_move(at, entry);
             }
-            _ => self.heap_push(entry),
+        } else {
+            let i = self.heap_find(old);
+            if self.front.first().is_some_and(|f| key < f.key()) {
+                // It now sorts before the front's latest: the front takes it.
+                self.heap_remove(i);
+                self.insert(time, seq, event);
+            } else if key < old.key() {
+                self.sift_up(i, entry);
+            } else {
+                self.sift_down(i, entry);
+            }
+        }
+        Pending {
+            time: entry.time,
+            seq,
+        }
+    }
+
+    /// Take the pending event `old` out of the queue.
+    pub fn cancel(&mut self, old: Pending) {
+        match self.front_find(old.key()) {
+            Some(at) => {
+                self.front.remove(at);
+            }
+            None => {
+                let i = self.heap_find(old);
+                self.heap_remove(i);
+            }
         }
     }
 
@@ -130,6 +190,86 @@ impl<E: Copy> EventQueue<E> {
         self.front.is_empty() && self.heap.is_empty()
     }
 
+    /// The next sequence number, with `slot_bits` (0 or a slot + 1) below it.
+    #[inline]
+    fn next_seq(&mut self, slot_bits: u64) -> u64 {
+        let seq = (self.next_seq << SLOT_BITS) | slot_bits;
+        self.next_seq += 1;
+        seq
+    }
+
+    fn entry(&self, time: Time, seq: u64, event: E) -> Entry<E> {
+        debug_assert!(
+            time >= self.now,
+            "event scheduled in the past: {time} < {}",
+            self.now
+        );
+        Entry {
+            time: time.max(self.now),
+            seq,
+            event,
+        }
+    }
+
+    fn insert(&mut self, time: Time, seq: u64, event: E) -> Pending {
+        let entry = self.entry(time, seq, event);
+        let key = entry.key();
+        // The front takes the entry if it sorts before the front's latest; it then gives
+        // its latest to the heap when over its size. Otherwise the entry sorts after the
+        // whole front and goes to the heap.
+        match self.front.first() {
+            Some(latest) if key < latest.key() => {
+                let at = self.front.partition_point(|e| e.key() > key);
+                self.front.insert(at, entry);
+                if self.front.len() > FRONT {
+                    let latest = self.front.remove(0);
+                    self.heap_push(latest);
+                }
+            }
+            _ => self.heap_push(entry),
+        }
+        Pending {
+            time: entry.time,
+            seq,
+        }
+    }
+
+    /// The index of the front's entry of `key`.
+    fn front_find(&self, key: u128) -> Option<usize> {
+        let at = self.front.partition_point(|e| e.key() > key);
+        self.front
+            .get(at)
+            .is_some_and(|e| e.key() == key)
+            .then_some(at)
+    }
+
+    /// The index of the heap's entry of `p`, which is pending and not in the front.
+    fn heap_find(&self, p: Pending) -> usize {
+        let i = self.heap_at[p.slot()] as usize;
+        assert!(
+            self.heap.get(i).is_some_and(|e| e.seq == p.seq),
+            "no pending event of slot {}",
+            p.slot()
+        );
+        i
+    }
+
+    /// Write `entry` into the front in place of the entry at `at`, shifting the entries
+    /// between the two places by one (a moved event rarely passes more than a few).
+    fn front_move(&mut self, mut at: usize, entry: Entry<E>) {
+        let key = entry.key();
+        // Latest first: a later key moves toward the start, an earlier one toward the end.
+        while at > 0 && self.front[at - 1].key() < key {
+            self.front[at] = self.front[at - 1];
+            at -= 1;
+        }
+        while at + 1 < self.front.len() && self.front[at + 1].key() > key {
+            self.front[at] = self.front[at + 1];
+            at += 1;
+        }
+        self.front[at] = entry;
+    }
+
     /// Move the heap's earliest events (half a front) into the empty front.
     fn refill(&mut self) {
         debug_assert!(self.front.is_empty());
@@ -142,32 +282,43 @@ impl<E: Copy> EventQueue<E> {
         self.front.reverse();
     }
 
+    /// Write `entry` at heap index `i`, and note where its slot's event is.
+    #[inline]
+    fn heap_set(&mut self, i: usize, entry: Entry<E>) {
+        self.heap[i] = entry;
+        let slot = entry.seq & SLOT_MASK;
+        if slot != 0 {
+            self.heap_at[slot as usize - 1] = i as u32;
+        }
+    }
+
     /// The heap's sifts move the entries they pass over into the hole and write the sifted
     /// one once, at its place: the same layout as swapping it down level by level, with one
     /// move per level instead of a swap's three.
     fn heap_push(&mut self, entry: Entry<E>) {
-        let key = entry.key();
-        let mut i = self.heap.len();
+        let i = self.heap.len();
         self.heap.push(entry);
+        self.sift_up(i, entry);
+    }
+
+    /// Write `entry` at hole `i` or above it, moving down the ancestors that sort after it.
+    fn sift_up(&mut self, mut i: usize, entry: Entry<E>) {
+        let key = entry.key();
         while i > 0 {
             let parent = (i - 1) / ARITY;
             if self.heap[parent].key() <= key {
                 break;
             }
-            self.heap[i] = self.heap[parent];
+            self.heap_set(i, self.heap[parent]);
             i = parent;
         }
-        self.heap[i] = entry;
+        self.heap_set(i, entry);
     }
 
-    fn heap_pop(&mut self) -> Option<Entry<E>> {
-        let last = self.heap.pop()?;
-        let Some(&top) = self.heap.first() else {
-            return Some(last);
-        };
-        // The last entry sifts down from the root.
-        let (key, n) = (last.key(), self.heap.len());
-        let mut i = 0;
+    /// Write `entry` at hole `i` or below it, moving up the earliest children that sort
+    /// before it.
+    fn sift_down(&mut self, mut i: usize, entry: Entry<E>) {
+        let (key, n) = (entry.key(), self.heap.len());
         loop {
             let first = i * ARITY + 1;
             if first >= n {
@@ -183,11 +334,33 @@ impl<E: Copy> EventQueue<E> {
             if key <= best_key {
                 break;
             }
-            self.heap[i] = self.heap[best];
+            self.heap_set(i, self.heap[best]);
             i = best;
         }
-        self.heap[i] = last;
+        self.heap_set(i, entry);
+    }
+
+    fn heap_pop(&mut self) -> Option<Entry<E>> {
+        let last = self.heap.pop()?;
+        let Some(&top) = self.heap.first() else {
+            return Some(last);
+        };
+        // The last entry sifts down from the root.
+        self.sift_down(0, last);
         Some(top)
+    }
+
+    /// Take entry `i` out of the heap: the last entry fills its hole, sifted up or down.
+    fn heap_remove(&mut self, i: usize) {
+        let last = self.heap.pop().expect("the heap holds entry i");
+        if i == self.heap.len() {
+            return;
+        }
+        if i > 0 && last.key() < self.heap[(i - 1) / ARITY].key() {
+            self.sift_up(i, last);
+        } else {
+            self.sift_down(i, last);
+        }
     }
 }
 
@@ -245,15 +418,78 @@ mod tests {
         }
     }
 
+    /// Random schedules and pops of plain events, and of slotted ones that are moved
+    /// (earlier, later, to the same time behind newer events, between the front and the
+    /// heap) and cancelled, with a few hundred to a few thousand pending: the events come
+    /// out in (time, scheduling order), a moved one where a new one scheduled at its move
+    /// would, a cancelled one never.
     #[test]
-    fn an_event_queued_later_with_a_reserved_sequence_sorts_where_it_was_reserved() {
+    fn moved_events_sort_where_new_ones_would() {
+        const SLOTS: usize = 64;
+        let mut rng = crate::sim::SimRng::new(5);
         let mut q = EventQueue::new();
-        let seq = q.reserve_seq();
-        q.schedule(10, 'b');
-        q.schedule_at_seq(10, seq, 'a');
-        q.schedule(10, 'c');
-        let order: Vec<char> = std::iter::from_fn(|| q.pop_before(100).map(|(_, e)| e)).collect();
-        assert_eq!(order, ['a', 'b', 'c']);
+        // (time, scheduling order) -> event, and each slot's pending handle, order, event.
+        let mut oracle = std::collections::BTreeMap::new();
+        let mut slots: [Option<(Pending, u64, u32)>; SLOTS] = [None; SLOTS];
+        let (mut now, mut order) = (0, 0u64);
+        let (mut most, mut in_heap) = (0, 0);
+        for step in 0..100_000u32 {
+            order += 1;
+            let spread = if step % 20_000 < 10_000 { 20 } else { 2000 };
+            let slot = rng.below(SLOTS as u64) as usize;
+            match (rng.below(8), slots[slot]) {
+                (0..=2, _) => {
+                    let t = now + rng.below(spread);
+                    q.schedule(t, step);
+                    oracle.insert((t, order), step);
+                }
+                (3, None) => {
+                    let t = now + rng.below(spread);
+                    slots[slot] = Some((q.schedule_in(slot, t, step), order, step));
+                    oracle.insert((t, order), step);
+                }
+                (3 | 4, Some((p, o, _))) => {
+                    let t = (p.time() + rng.below(40)).saturating_sub(20).max(now);
+                    oracle.remove(&(p.time(), o)).expect("pending");
+                    slots[slot] = Some((q.requeue(p, t, step), order, step));
+                    oracle.insert((t, order), step);
+                }
+                (5, Some((p, o, _))) => {
+                    oracle.remove(&(p.time(), o)).expect("pending");
+                    q.cancel(p);
+                    slots[slot] = None;
+                }
+                _ => {
+                    let horizon = now + rng.below(10);
+                    let want = match oracle.first_key_value() {
+                        Some((&(t, o), &ev)) if t <= horizon => {
+                            oracle.remove(&(t, o));
+                            Some((t, ev))
+                        }
+                        _ => None,
+                    };
+                    let got = q.pop_before(horizon);
+                    assert_eq!(got, want, "step {step}");
+                    if let Some((t, ev)) = got {
+                        now = t;
+                        for s in slots.iter_mut() {
+                            if s.is_some_and(|(_, _, e)| e == ev) {
+                                *s = None;
+                            }
+                        }
+                    }
+                }
+            }
+            assert_eq!(q.len(), oracle.len());
+            most = most.max(q.len());
+            in_heap += slots
+                .iter()
+                .flatten()
+                .filter(|(p, ..)| q.front_find(p.key()).is_none())
+                .count();
+        }
+        // The heap held thousands, and moved events were found there.
+        assert!(most > 4 * FRONT && in_heap > 0, "{most} {in_heap}");
     }
 
     #[test]

@@ -1019,16 +1019,18 @@ impl Kernel {
         rq.progress_ts = now;
     }
 
-    /// Schedule the completion of the running task's current activity. A completion that
-    /// moves later (the tick's or an interrupt's work charged to the task) keeps the event
-    /// already queued: it fires early and is queued again at the completion, with the
-    /// sequence number reserved here, so events run in the same order as with a new event
-    /// per arm, without one stale event per tick.
+    /// Schedule the completion of the running task's current activity. The CPU's queued
+    /// completion event, if any (of this task, moved by the tick's or an interrupt's work
+    /// charged to it, or of the task before), is moved to the new time with a new sequence
+    /// number: events run in the order a new event per arm gives, and none is left stale.
+    /// A CPU left without a task has its event taken out.
     pub(super) fn arm_work(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         let rq = &mut self.rqs[cpu];
         let Some(t) = rq.curr else {
             rq.work_gen += 1;
-            rq.work_queued = None;
+            if let Some(old) = rq.work_queued.take() {
+                q.cancel(old);
+            }
             return;
         };
         let mut start = rq.progress_ts.max(now);
@@ -1044,16 +1046,16 @@ impl Kernel {
             Activity::Work(w) => start + w.div_ceil(rq.capacity_cur.max(1)),
             Activity::Until(u) => u.max(start),
         };
-        let seq = q.reserve_seq();
         let rq = &mut self.rqs[cpu];
-        rq.work_due = (done, seq);
-        if rq.work_queued.is_some_and(|at| at < done) {
-            return;
-        }
         rq.work_gen += 1;
-        rq.work_queued = Some(done);
-        let gen = rq.work_gen;
-        q.schedule_at_seq(done, seq, Event::WorkDone { cpu, gen });
+        let event = Event::WorkDone {
+            cpu,
+            gen: rq.work_gen,
+        };
+        rq.work_queued = Some(match rq.work_queued {
+            Some(old) => q.requeue(old, done, event),
+            None => q.schedule_in(work_slot(cpu), done, event),
+        });
     }
 
     /// The CPU turns busy or idle: its residency, and its cluster's.
@@ -1554,20 +1556,40 @@ impl Kernel {
             (true, false) => {
                 rq.tick_on = true;
                 rq.tick_gen += 1;
+                let gen = rq.tick_gen;
                 let tick = self.variant.tick_ns();
-                q.schedule(
-                    (now / tick + 1) * tick,
-                    Event::Tick {
-                        cpu,
-                        gen: rq.tick_gen,
-                    },
-                );
+                self.queue_tick(cpu, (now / tick + 1) * tick, Event::Tick { cpu, gen }, q);
             }
             (false, true) => {
                 rq.tick_on = false;
                 rq.tick_gen += 1;
             }
             _ => {}
+        }
+    }
+
+    /// Queue `event`, `cpu`'s tick or its idle tick, at `at`: the CPU's queued tick event of
+    /// either kind, if any (a stopped tick's, a superseded idle tick's), is moved there
+    /// with a new sequence number, so it sorts as a new event would and none is left stale.
+    pub(super) fn queue_tick(
+        &mut self,
+        cpu: usize,
+        at: Time,
+        event: Event,
+        q: &mut EventQueue<Event>,
+    ) {
+        let rq = &mut self.rqs[cpu];
+        rq.tick_queued = Some(match rq.tick_queued {
+            Some(old) => q.requeue(old, at, event),
+            None => q.schedule_in(tick_slot(cpu), at, event),
+        });
+    }
+
+    /// `tick_nohz_idle_stop_tick()`: idle `cpu`'s tick stops, its hrtimer cancelled: the
+    /// queued tick event of either kind is taken out.
+    pub(super) fn cancel_tick(&mut self, cpu: usize, q: &mut EventQueue<Event>) {
+        if let Some(old) = self.rqs[cpu].tick_queued.take() {
+            q.cancel(old);
         }
     }
 
@@ -1799,6 +1821,7 @@ impl Model for Kernel {
         match event {
             Event::Spawn { task } => self.wake_up_new_task(task, None, now, q),
             Event::Tick { cpu, gen } => {
+                self.rqs[cpu].tick_queued = None;
                 if gen != self.rqs[cpu].tick_gen {
                     return false;
                 }
@@ -1806,22 +1829,19 @@ impl Model for Kernel {
                 // The tick is an hrtimer: its interrupt expires the timers whose range began.
                 self.expire_soft_timers(cpu, machine::tick(&self.costs), now, q);
                 self.pay_now(cpu, now, q);
-                q.schedule(now + self.variant.tick_ns(), Event::Tick { cpu, gen });
+                self.queue_tick(
+                    cpu,
+                    now + self.variant.tick_ns(),
+                    Event::Tick { cpu, gen },
+                    q,
+                );
             }
             Event::WorkDone { cpu, gen } => {
                 let rq = &mut self.rqs[cpu];
+                rq.work_queued = None;
                 if gen != rq.work_gen {
                     return false;
                 }
-                let (due, seq) = rq.work_due;
-                if due > now {
-                    // Postponed since it was queued: queued again, as stale as the event
-                    // a new arm would have left behind.
-                    rq.work_queued = Some(due);
-                    q.schedule_at_seq(due, seq, Event::WorkDone { cpu, gen });
-                    return false;
-                }
-                rq.work_queued = None;
                 self.account_progress(cpu, now);
                 if let Some(t) = self.rqs[cpu].curr {
                     let finished = match self.tasks[t].activity {
@@ -1866,8 +1886,16 @@ impl Model for Kernel {
                 }
                 self.dl_replenish(task, now);
             }
-            Event::IdleTick { cpu, gen } => self.cpuidle_tick(cpu, gen, now, q),
-            Event::IdleExit { cpu, until } => self.idle_exit_done(cpu, until),
+            Event::IdleTick { cpu, gen } => {
+                if !self.cpuidle_tick(cpu, gen, now, q) {
+                    return false;
+                }
+            }
+            Event::IdleExit { cpu, until } => {
+                if !self.idle_exit_done(cpu, until) {
+                    return false;
+                }
+            }
         }
         self.resched_pending(now, q);
         true
@@ -1959,6 +1987,15 @@ pub(super) fn split_priority(p: SchedParams) -> (i32, u32) {
     } else {
         (0, 0)
     }
+}
+
+/// The event-queue slot of `cpu`'s completion event, and of its tick event.
+fn work_slot(cpu: usize) -> usize {
+    2 * cpu
+}
+
+fn tick_slot(cpu: usize) -> usize {
+    2 * cpu + 1
 }
 
 /// `start_dl_timer()`: replenish at the start of the next period.

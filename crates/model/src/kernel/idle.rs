@@ -93,6 +93,7 @@ impl Kernel {
                     cpu,
                 },
             );
+            self.cancel_tick(cpu, q);
             self.cpufreq_idle_enter(cpu);
             return;
         }
@@ -110,31 +111,36 @@ impl Kernel {
         );
         if sel.stop_tick {
             // `tick_nohz_idle_stop_tick()` counts an idle call: schedutil's busy hold sees it.
+            self.cancel_tick(cpu, q);
             self.cpufreq_idle_enter(cpu);
         } else {
-            q.schedule(
+            let gen = self.cpuidle[cpu].tick_gen;
+            self.queue_tick(
+                cpu,
                 now + inp.delta_tick_ns,
-                Event::IdleTick {
-                    cpu,
-                    gen: self.cpuidle[cpu].tick_gen,
-                },
+                Event::IdleTick { cpu, gen },
+                q,
             );
         }
         self.cluster_idle_update(self.platform.cpus[cpu].freq_domain, now);
     }
 
     /// The kept tick of an idle CPU: the governor learns that the tick woke it, and selects
-    /// again (the tick's own scheduler work on an idle CPU is not modelled).
+    /// again (the tick's own scheduler work on an idle CPU is not modelled). False if the
+    /// tick was superseded (stale).
     pub(super) fn cpuidle_tick(
         &mut self,
         cpu: usize,
         gen: u64,
         now: Time,
         q: &mut EventQueue<Event>,
-    ) {
-        if gen == self.cpuidle[cpu].tick_gen {
-            self.cpuidle_wakeup(cpu, true, now, q);
+    ) -> bool {
+        self.rqs[cpu].tick_queued = None;
+        if gen != self.cpuidle[cpu].tick_gen {
+            return false;
         }
+        self.cpuidle_wakeup(cpu, true, now, q);
+        true
     }
 
     /// A timer interrupt woke idle `cpu` without giving it a task (the sleeper it woke went
@@ -205,11 +211,14 @@ impl Kernel {
         true
     }
 
-    /// The exit latency of `cpu` has passed (`until`): run what woke it.
-    pub(super) fn idle_exit_done(&mut self, cpu: usize, until: Time) {
-        if self.cpuidle[cpu].exiting.is_some_and(|(_, u)| u == until) {
+    /// The exit latency of `cpu` has passed (`until`): run what woke it. False if that exit
+    /// was abandoned (stale).
+    pub(super) fn idle_exit_done(&mut self, cpu: usize, until: Time) -> bool {
+        let current = self.cpuidle[cpu].exiting.is_some_and(|(_, u)| u == until);
+        if current {
             self.resched_curr(cpu);
         }
+        current
     }
 
     /// `schedule()` on idle `cpu` found nothing to run after all (the task left during the

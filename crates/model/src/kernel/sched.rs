@@ -10,6 +10,7 @@ use super::sched_cpufreq::CpuTimesAcc;
 use super::uclamp::{RqUclamp, TaskUclamp};
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::workload::{CpuSet, Policy, Thread};
+use schedlab_base::sim::Pending;
 use schedlab_base::LatencyHistogram;
 use std::fmt;
 use std::sync::Arc;
@@ -376,14 +377,13 @@ pub struct Rq {
     /// Generation of the pending tick; bumped when the tick stops (NO_HZ idle).
     pub tick_gen: u64,
     pub tick_on: bool,
+    /// This CPU's queued tick event, a `Tick` or an `IdleTick`: the next tick of either
+    /// kind moves it, a stopped tick takes it out (`Kernel::queue_tick`).
+    pub tick_queued: Option<Pending>,
     /// Generation of the running task's completion event.
     pub work_gen: u64,
-    /// The time the queued completion event of `work_gen` fires at, while it is queued (an
-    /// arm that moves the completion later keeps that event: it fires, then is queued
-    /// again at `work_due`).
-    pub work_queued: Option<u64>,
-    /// The running task's completion: its time and the event sequence number reserved for it.
-    pub work_due: (u64, u64),
+    /// This CPU's queued completion event: the next arm moves it (`Kernel::arm_work`).
+    pub work_queued: Option<Pending>,
     /// From when the running task's work progresses (after the context-switch cost); work
     /// before this instant has been accounted.
     pub progress_ts: u64,

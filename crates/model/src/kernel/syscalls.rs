@@ -242,7 +242,6 @@ impl Kernel {
         task.activity = Activity::Next;
         let cpu = task.cpu;
         self.rqs[cpu].work_gen += 1;
-        self.rqs[cpu].work_queued = None;
         self.resched_curr(cpu);
     }
 
