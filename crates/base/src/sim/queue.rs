@@ -112,12 +112,15 @@ impl<E: Copy> EventQueue<E> {
         self.insert(time, seq, event);
     }
 
+    /// Make slots `0..n` available to [`EventQueue::schedule_in`].
+    pub fn add_slots(&mut self, n: usize) {
+        assert!((n as u64) < SLOT_MASK, "{n} slots: at most {SLOT_MASK}");
+        self.heap_at.resize(self.heap_at.len().max(n), 0);
+    }
+
     /// Schedule `event` at `time` in `slot`, which has no other event pending: its handle.
     pub fn schedule_in(&mut self, slot: usize, time: Time, event: E) -> Pending {
-        debug_assert!((slot as u64) < SLOT_MASK, "slot {slot} out of range");
-        if self.heap_at.len() <= slot {
-            self.heap_at.resize(slot + 1, 0);
-        }
+        debug_assert!(slot < self.heap_at.len(), "slot {slot} was not added");
         let seq = self.next_seq(slot as u64 + 1);
         self.insert(time, seq, event)
     }
@@ -428,6 +431,7 @@ mod tests {
         const SLOTS: usize = 64;
         let mut rng = crate::sim::SimRng::new(5);
         let mut q = EventQueue::new();
+        q.add_slots(SLOTS);
         // (time, scheduling order) -> event, and each slot's pending handle, order, event.
         let mut oracle = std::collections::BTreeMap::new();
         let mut slots: [Option<(Pending, u64, u32)>; SLOTS] = [None; SLOTS];

@@ -199,6 +199,8 @@ impl Kernel {
             );
             self.trace_initial_state(cpu);
         }
+        // A tick and a completion event per CPU (`work_slot`, `tick_slot`).
+        queue.add_slots(2 * n);
         // Every CPU boots into the idle loop.
         for cpu in 0..n {
             self.do_idle(cpu, 0, queue);
@@ -275,10 +277,8 @@ fn boot_rqs(platform: &Platform, domains: &[Domain], freq_invariant: bool) -> Ve
                 rt: RtRq::default(),
                 dl: Default::default(),
                 need_resched: false,
-                tick_gen: 0,
                 tick_on: false,
                 tick_queued: None,
-                work_gen: 0,
                 work_queued: None,
                 progress_ts: 0,
                 kernel_work: 0,

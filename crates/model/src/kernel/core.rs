@@ -46,9 +46,9 @@ pub enum Event {
     /// Create an initial thread of the workload.
     Spawn { task: TaskId },
     /// `scheduler_tick()` on a busy CPU.
-    Tick { cpu: usize, gen: u64 },
+    Tick { cpu: usize },
     /// The running task's current work (or wall-clock spin) is done.
-    WorkDone { cpu: usize, gen: u64 },
+    WorkDone { cpu: usize },
     /// A sleep or I/O ends: wake the task.
     Wake { task: TaskId, gen: u64 },
     /// The RT bandwidth period timer (`sched_rt_period_timer`).
@@ -63,7 +63,7 @@ pub enum Event {
     /// deadline the task had when it ran out.
     DlReplenish { task: TaskId, deadline: u64 },
     /// The tick of an idle CPU whose cpuidle governor kept it.
-    IdleTick { cpu: usize, gen: u64 },
+    IdleTick { cpu: usize },
     /// An idle CPU woken for a task is out of its idle state (at `until`).
     IdleExit { cpu: usize, until: u64 },
 }
@@ -1027,7 +1027,6 @@ impl Kernel {
     pub(super) fn arm_work(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         let rq = &mut self.rqs[cpu];
         let Some(t) = rq.curr else {
-            rq.work_gen += 1;
             if let Some(old) = rq.work_queued.take() {
                 q.cancel(old);
             }
@@ -1047,11 +1046,7 @@ impl Kernel {
             Activity::Until(u) => u.max(start),
         };
         let rq = &mut self.rqs[cpu];
-        rq.work_gen += 1;
-        let event = Event::WorkDone {
-            cpu,
-            gen: rq.work_gen,
-        };
+        let event = Event::WorkDone { cpu };
         rq.work_queued = Some(match rq.work_queued {
             Some(old) => q.requeue(old, done, event),
             None => q.schedule_in(work_slot(cpu), done, event),
@@ -1555,15 +1550,11 @@ impl Kernel {
         match (rq.curr.is_some(), rq.tick_on) {
             (true, false) => {
                 rq.tick_on = true;
-                rq.tick_gen += 1;
-                let gen = rq.tick_gen;
                 let tick = self.variant.tick_ns();
-                self.queue_tick(cpu, (now / tick + 1) * tick, Event::Tick { cpu, gen }, q);
+                self.queue_tick(cpu, (now / tick + 1) * tick, Event::Tick { cpu }, q);
             }
-            (false, true) => {
-                rq.tick_on = false;
-                rq.tick_gen += 1;
-            }
+            // The idle loop has stopped its event or made it the kept idle tick.
+            (false, true) => rq.tick_on = false,
             _ => {}
         }
     }
@@ -1820,28 +1811,17 @@ impl Model for Kernel {
         self.this_cpu = self.event_cpu(&event);
         match event {
             Event::Spawn { task } => self.wake_up_new_task(task, None, now, q),
-            Event::Tick { cpu, gen } => {
+            Event::Tick { cpu } => {
                 self.rqs[cpu].tick_queued = None;
-                if gen != self.rqs[cpu].tick_gen {
-                    return false;
-                }
+                debug_assert!(self.rqs[cpu].tick_on, "cpu {cpu}: a tick while stopped");
                 self.scheduler_tick(cpu, now, q);
                 // The tick is an hrtimer: its interrupt expires the timers whose range began.
                 self.expire_soft_timers(cpu, machine::tick(&self.costs), now, q);
                 self.pay_now(cpu, now, q);
-                self.queue_tick(
-                    cpu,
-                    now + self.variant.tick_ns(),
-                    Event::Tick { cpu, gen },
-                    q,
-                );
+                self.queue_tick(cpu, now + self.variant.tick_ns(), Event::Tick { cpu }, q);
             }
-            Event::WorkDone { cpu, gen } => {
-                let rq = &mut self.rqs[cpu];
-                rq.work_queued = None;
-                if gen != rq.work_gen {
-                    return false;
-                }
+            Event::WorkDone { cpu } => {
+                self.rqs[cpu].work_queued = None;
                 self.account_progress(cpu, now);
                 if let Some(t) = self.rqs[cpu].curr {
                     let finished = match self.tasks[t].activity {
@@ -1886,11 +1866,7 @@ impl Model for Kernel {
                 }
                 self.dl_replenish(task, now);
             }
-            Event::IdleTick { cpu, gen } => {
-                if !self.cpuidle_tick(cpu, gen, now, q) {
-                    return false;
-                }
-            }
+            Event::IdleTick { cpu } => self.cpuidle_tick(cpu, now, q),
             Event::IdleExit { cpu, until } => {
                 if !self.idle_exit_done(cpu, until) {
                     return false;

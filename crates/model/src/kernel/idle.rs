@@ -114,33 +114,21 @@ impl Kernel {
             self.cancel_tick(cpu, q);
             self.cpufreq_idle_enter(cpu);
         } else {
-            let gen = self.cpuidle[cpu].tick_gen;
-            self.queue_tick(
-                cpu,
-                now + inp.delta_tick_ns,
-                Event::IdleTick { cpu, gen },
-                q,
-            );
+            self.queue_tick(cpu, now + inp.delta_tick_ns, Event::IdleTick { cpu }, q);
         }
         self.cluster_idle_update(self.platform.cpus[cpu].freq_domain, now);
     }
 
     /// The kept tick of an idle CPU: the governor learns that the tick woke it, and selects
-    /// again (the tick's own scheduler work on an idle CPU is not modelled). False if the
-    /// tick was superseded (stale).
-    pub(super) fn cpuidle_tick(
-        &mut self,
-        cpu: usize,
-        gen: u64,
-        now: Time,
-        q: &mut EventQueue<Event>,
-    ) -> bool {
+    /// again (the tick's own scheduler work on an idle CPU is not modelled). A CPU that
+    /// leaves idle or stops its tick moves or cancels this event, so it finds the CPU idle.
+    pub(super) fn cpuidle_tick(&mut self, cpu: usize, now: Time, q: &mut EventQueue<Event>) {
         self.rqs[cpu].tick_queued = None;
-        if gen != self.cpuidle[cpu].tick_gen {
-            return false;
-        }
+        debug_assert!(
+            self.cpuidle[cpu].state.is_some() && !self.cpuidle[cpu].tick_stopped,
+            "cpu {cpu}: an idle tick not kept"
+        );
         self.cpuidle_wakeup(cpu, true, now, q);
-        true
     }
 
     /// A timer interrupt woke idle `cpu` without giving it a task (the sleeper it woke went
@@ -235,7 +223,6 @@ impl Kernel {
         let dev = &mut self.cpuidle[cpu];
         let latency = dev.exiting.take().map_or(0, |(since, _)| now - since);
         dev.reflect(&self.platform.cpus[cpu].idle_states, now, true, false, tick);
-        dev.tick_gen += 1;
         self.emit(
             now,
             cpu,

@@ -374,14 +374,11 @@ pub struct Rq {
     pub rt: RtRq,
     pub dl: DlRq,
     pub need_resched: bool,
-    /// Generation of the pending tick; bumped when the tick stops (NO_HZ idle).
-    pub tick_gen: u64,
+    /// Whether the tick runs (a busy CPU; NO_HZ idle stops it).
     pub tick_on: bool,
     /// This CPU's queued tick event, a `Tick` or an `IdleTick`: the next tick of either
     /// kind moves it, a stopped tick takes it out (`Kernel::queue_tick`).
     pub tick_queued: Option<Pending>,
-    /// Generation of the running task's completion event.
-    pub work_gen: u64,
     /// This CPU's queued completion event: the next arm moves it (`Kernel::arm_work`).
     pub work_queued: Option<Pending>,
     /// From when the running task's work progresses (after the context-switch cost); work

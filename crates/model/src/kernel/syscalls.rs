@@ -241,7 +241,6 @@ impl Kernel {
         task.state = TaskState::Interruptible;
         task.activity = Activity::Next;
         let cpu = task.cpu;
-        self.rqs[cpu].work_gen += 1;
         self.resched_curr(cpu);
     }
 

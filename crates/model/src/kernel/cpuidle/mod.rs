@@ -76,8 +76,6 @@ pub struct CpuidleDevice {
     pub entered: u64,
     /// Whether the governor stopped the tick for this idle period.
     pub tick_stopped: bool,
-    /// Generation of the pending idle tick; bumped when the CPU leaves idle.
-    pub tick_gen: u64,
     /// When the CPU last went idle (`rq->idle_stamp`).
     pub idle_stamp: u64,
     /// Woken for a task: since when the CPU leaves its state, and until when.
@@ -94,7 +92,6 @@ impl CpuidleDevice {
             state: None,
             entered: 0,
             tick_stopped: false,
-            tick_gen: 0,
             idle_stamp: 0,
             exiting: None,
         }
@@ -109,8 +106,6 @@ impl CpuidleDevice {
         self.state = Some(sel.state);
         self.entered = now;
         self.tick_stopped = sel.stop_tick;
-        // A kept tick of an earlier selection is superseded.
-        self.tick_gen += 1;
         sel
     }
 
