@@ -109,7 +109,7 @@ impl<E: Copy> EventQueue<E> {
     /// Schedule `event` at `time`, which must not lie in the past.
     pub fn schedule(&mut self, time: Time, event: E) {
         let seq = self.next_seq(0);
-        self.insert(time, seq, event);
+        self.insert(self.entry(time, seq, event));
     }
 
     /// Make slots `0..n` available to [`EventQueue::schedule_in`].
@@ -122,7 +122,12 @@ impl<E: Copy> EventQueue<E> {
     pub fn schedule_in(&mut self, slot: usize, time: Time, event: E) -> Pending {
         debug_assert!(slot < self.heap_at.len(), "slot {slot} was not added");
         let seq = self.next_seq(slot as u64 + 1);
-        self.insert(time, seq, event)
+        let entry = self.entry(time, seq, event);
+        self.insert(entry);
+        Pending {
+            time: entry.time,
+            seq,
+        }
     }
 
     /// Move the pending event `old` to `time` with `event` as its payload: it sorts where
@@ -146,7 +151,7 @@ impl<E: Copy> EventQueue<E> {
             if self.front.first().is_some_and(|f| key < f.key()) {
                 // It now sorts before the front's latest: the front takes it.
                 self.heap_remove(i);
-                self.insert(time, seq, event);
+                self.insert(entry);
             } else if key < old.key() {
                 self.sift_up(i, entry);
             } else {
@@ -214,8 +219,7 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    fn insert(&mut self, time: Time, seq: u64, event: E) -> Pending {
-        let entry = self.entry(time, seq, event);
+    fn insert(&mut self, entry: Entry<E>) {
         let key = entry.key();
         // The front takes the entry if it sorts before the front's latest; it then gives
         // its latest to the heap when over its size. Otherwise the entry sorts after the
@@ -230,10 +234,6 @@ impl<E: Copy> EventQueue<E> {
                 }
             }
             _ => self.heap_push(entry),
-        }
-        Pending {
-            time: entry.time,
-            seq,
         }
     }
 
