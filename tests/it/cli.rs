@@ -274,6 +274,30 @@ fn timed_writes_report_their_result_and_the_run_goes_on() {
         None,
     );
     assert_input_error(&out, &["cpufreq.policy0.scaling_setspeed", "kHz", "6e5"]);
+    // `replay --freq trace` writes them through the userspace governor: another governor
+    // would refuse every write.
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/host-traces/cyclictest.txt"
+    );
+    let platform = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/host-traces/cyclictest.platform.toml"
+    );
+    let out = schedlab(
+        &[
+            "replay",
+            trace,
+            "--trace-platform",
+            platform,
+            "--freq",
+            "trace",
+            "--set",
+            "cpufreq.governor=schedutil",
+        ],
+        None,
+    );
+    assert_input_error(&out, &["cpufreq.governor", "userspace", "schedutil"]);
 }
 
 #[test]

@@ -511,6 +511,18 @@ pub fn replay_report(args: &ReplayArgs) -> Result<fidelity::Report, Error> {
     for item in &args.set_at {
         exp.set_at_item(item)?;
     }
+    if args.freq == FreqSource::Trace {
+        let (_, v) = exp.build()?;
+        if v.governor != crate::kernel::cpufreq::GovernorKind::Userspace {
+            return Err(InputError::new(
+                "--set",
+                "cpufreq.governor",
+                "userspace with --freq trace (it writes the trace's frequencies through it)",
+                v.governor.name(),
+            )
+            .into());
+        }
+    }
     // The traced platform made of its plat_info.yml, unless another is named.
     let derived = l.derived.as_ref().filter(|_| args.platform.is_none());
     fidelity::run(
