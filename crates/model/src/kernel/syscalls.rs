@@ -692,15 +692,11 @@ impl Kernel {
                 // The key was checked at boot: `cpu` heads a policy.
                 let policy = self.platform.cpus[*cpu].freq_domain;
                 let khz = w.value.parse::<u32>().unwrap_or(0);
-                match self.cpufreq.store_setspeed(policy, khz) {
-                    Ok(change) => {
-                        if let Some(fc) = change {
-                            self.set_policy_freq(fc, now, q);
-                        }
-                        Ok(())
+                self.cpufreq.store_setspeed(policy, khz).map(|change| {
+                    if let Some(fc) = change {
+                        self.set_policy_freq(fc, now, q);
                     }
-                    Err(()) => Err(Errno::EINVAL),
-                }
+                })
             }
         };
         let outcome = result.map_or_else(|e| e.name(), |()| "ok");

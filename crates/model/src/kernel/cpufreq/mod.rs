@@ -897,10 +897,14 @@ impl Cpufreq {
 
     /// A write of `khz` to `policy`'s `scaling_setspeed` (`store_scaling_setspeed()`):
     /// `EINVAL` unless the governor has a `store_setspeed` (userspace alone does).
-    pub fn store_setspeed(&mut self, policy: usize, khz: u32) -> Result<Option<FreqChange>, ()> {
+    pub fn store_setspeed(
+        &mut self,
+        policy: usize,
+        khz: u32,
+    ) -> Result<Option<FreqChange>, crate::kernel::sched::Errno> {
         match self {
             Cpufreq::Userspace(u) => Ok(u.store_setspeed(policy, khz)),
-            _ => Err(()),
+            _ => Err(crate::kernel::sched::Errno::EINVAL),
         }
     }
 
