@@ -251,6 +251,29 @@ fn timed_writes_report_their_result_and_the_run_goes_on() {
     // Only run-time writable things can be written mid-run.
     let out = schedlab(&["run", "--set-at", "1s:config.HZ=100"], None);
     assert_input_error(&out, &["--set-at", "config.HZ"]);
+    // A policy is named by its first CPU (juno-r0: policy0 and policy1), and its speed
+    // is a kHz integer.
+    let out = schedlab(
+        &[
+            "run",
+            "--set-at",
+            "1ms:cpufreq.policy2.scaling_setspeed=600000",
+        ],
+        None,
+    );
+    assert_input_error(
+        &out,
+        &["cpufreq.policy2.scaling_setspeed", "0, 1", "policy2"],
+    );
+    let out = schedlab(
+        &[
+            "run",
+            "--set-at",
+            "1ms:cpufreq.policy0.scaling_setspeed=6e5",
+        ],
+        None,
+    );
+    assert_input_error(&out, &["cpufreq.policy0.scaling_setspeed", "kHz", "6e5"]);
 }
 
 #[test]
