@@ -251,6 +251,53 @@ fn timed_writes_report_their_result_and_the_run_goes_on() {
     // Only run-time writable things can be written mid-run.
     let out = schedlab(&["run", "--set-at", "1s:config.HZ=100"], None);
     assert_input_error(&out, &["--set-at", "config.HZ"]);
+    // A policy is named by its first CPU (juno-r0: policy0 and policy1), and its speed
+    // is a kHz integer.
+    let out = schedlab(
+        &[
+            "run",
+            "--set-at",
+            "1ms:cpufreq.policy2.scaling_setspeed=600000",
+        ],
+        None,
+    );
+    assert_input_error(
+        &out,
+        &["cpufreq.policy2.scaling_setspeed", "0, 1", "policy2"],
+    );
+    let out = schedlab(
+        &[
+            "run",
+            "--set-at",
+            "1ms:cpufreq.policy0.scaling_setspeed=6e5",
+        ],
+        None,
+    );
+    assert_input_error(&out, &["cpufreq.policy0.scaling_setspeed", "kHz", "6e5"]);
+    // `replay --freq trace` writes them through the userspace governor: another governor
+    // would refuse every write.
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/host-traces/cyclictest.txt"
+    );
+    let platform = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/host-traces/cyclictest.platform.toml"
+    );
+    let out = schedlab(
+        &[
+            "replay",
+            trace,
+            "--trace-platform",
+            platform,
+            "--freq",
+            "trace",
+            "--set",
+            "cpufreq.governor=schedutil",
+        ],
+        None,
+    );
+    assert_input_error(&out, &["cpufreq.governor", "userspace", "schedutil"]);
 }
 
 #[test]

@@ -195,7 +195,45 @@ fn governor_names_round_trip() {
     for name in GovernorKind::NAMES {
         assert_eq!(GovernorKind::parse(name).unwrap().name(), *name);
     }
-    assert_eq!(GovernorKind::parse("userspace"), None);
+    // Android's interactive governor is not mainline's.
+    assert_eq!(GovernorKind::parse("interactive"), None);
+}
+
+/// The userspace governor (`cpufreq_userspace.c`): a policy runs at the lowest OPP at or
+/// above what was last written to its `scaling_setspeed` (`cpufreq_set()`,
+/// `CPUFREQ_RELATION_L`); under another governor the write fails with EINVAL
+/// (`store_scaling_setspeed()`: no `store_setspeed`).
+#[test]
+fn userspace_runs_each_policy_at_its_written_speed() {
+    use crate::common::run_variant;
+    use schedlab::kernel::Variant;
+    use schedlab::platform::Platform;
+    let json = r#"{"tasks": {"l": {"loop": -1, "cpus": [0], "run": 1000, "sleep": 1000},
+                            "b": {"loop": -1, "cpus": [1], "run": 1000, "sleep": 1000}}}"#;
+    let juno = Platform::resolve("juno-r0").unwrap();
+    let ms = 1_000_000;
+    let run = |governor: &str| {
+        let mut v = Variant::for_platform(&juno);
+        v.set_pair(&format!("cpufreq.governor={governor}"), "test")
+            .unwrap();
+        // LITTLE: 600 MHz asked, 700 the OPP at or above it; big: 1100.
+        v.set_at(10 * ms, "cpufreq.policy0.scaling_setspeed=600000", "test")
+            .unwrap();
+        v.set_at(10 * ms, "cpufreq.policy1.scaling_setspeed=1100000", "test")
+            .unwrap();
+        run_variant("juno-r0", json, 40 * ms, v, 0, &Default::default())
+    };
+    let r = run("userspace");
+    let results: Vec<_> = r.admin_writes.iter().map(|w| w.result).collect();
+    assert_eq!(results, ["ok", "ok"]);
+    let at = |cpu: usize, khz: &str| r.cpus[cpu].freq_residency_ns.get(khz).copied();
+    // From the write to the end: 30 of 40 ms.
+    assert_eq!(at(0, "700000"), Some(30 * ms));
+    assert_eq!(at(3, "700000"), Some(30 * ms));
+    assert_eq!(at(1, "1100000"), Some(30 * ms));
+    let r = run("schedutil");
+    let results: Vec<_> = r.admin_writes.iter().map(|w| w.result).collect();
+    assert_eq!(results, ["EINVAL", "EINVAL"]);
 }
 
 #[test]

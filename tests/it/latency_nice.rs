@@ -6,7 +6,7 @@ use crate::common;
 
 use common::*;
 use schedlab::kernel::core::{Event, KernelOutputs};
-use schedlab::kernel::fair::{Fair, SCHED_LATENCY_TO_WEIGHT};
+use schedlab::kernel::fair::{Fair, LoadWeight, Preempt, QueueFlags, SCHED_LATENCY_TO_WEIGHT};
 use schedlab::kernel::sched::Errno;
 use schedlab::kernel::setattr::{
     SchedAttr, SCHED_FLAG_KEEP_ALL, SCHED_FLAG_KEEP_PARAMS, SCHED_FLAG_LATENCY_NICE,
@@ -334,10 +334,12 @@ fn cyclictest_beside_hackbench(tree: &str, duration: &str) -> (f64, f64) {
 /// scaled `sched_latency`, 24 ms on 8 CPUs); without the tree it waits until its vruntime
 /// is the queue's leftmost. So with the tree the -20 task does no worse than without it, at
 /// p99 and in the worst case. One second holds the first such wake-up (debug builds run
-/// this slowly). Over 5 s the p99 reverses in this model: cyclictest's CPU time per cycle
-/// runs its vruntime ahead of the queue's (notes/exact.md), v5 then makes it wait once for
+/// this slowly). Over 5 s the p99 reverses in this model, by the patches' own arithmetic
+/// (`a_minus_20_wakeup_ahead_of_the_queue_waits_for_the_next_pick`): cyclictest's CPU time
+/// per cycle (26 µs) runs its vruntime ahead of the queue's; v5 then makes it wait once for
 /// hundreds of ms, which resets the lead, while the tree keeps it running at every pick, in
-/// the band where wake-ups no longer preempt but are picked next: many waits of a slice.
+/// the band where wake-ups no longer preempt but are picked next: many waits of a slice
+/// (REPRODUCTIONS.md, seed002-cyclictest-v5 and -rbtree).
 #[test]
 fn latency_tree_does_not_make_the_minus_20_task_wait_longer() {
     let (v5_p99, v5_max) = cyclictest_beside_hackbench("v5", "1s");
@@ -356,4 +358,57 @@ fn latency_tree_does_not_make_the_minus_20_task_wait_longer() {
         tree_max < bound_us,
         "rbtree max {tree_max} µs, bound {bound_us} µs"
     );
+}
+
+/// Patch 4's wake-up test and patch 7's pick, from their arithmetic alone. On smp8 the -20
+/// offset is the scaled `sched_latency`, -24 ms, and the wakeup granularity 1 ms × 4. A -20
+/// wake-up whose vruntime is more than 24 − 4 = 20 ms ahead of the running entity's does not
+/// preempt (`wakeup_preempt_entity(curr, se)`: curr − se − `wakeup_latency_gran()` = curr −
+/// se + 24 ms is not above the granularity). With the latency tree the next pick still takes
+/// it while it is at most 24 + 4 = 28 ms ahead of what the pick would run
+/// (`wakeup_preempt_entity(latency, se) < 1`, patch 7's hunk in `pick_next_entity()`), and
+/// passes it over beyond; without the tree the pick runs the leftmost. So a -20 task whose
+/// vruntime has gained 20 to 28 ms on the queue waits for the running task's next schedule
+/// at every wake-up with the tree, where v5 makes it wait, once, until it is the leftmost.
+#[test]
+fn a_minus_20_wakeup_ahead_of_the_queue_waits_for_the_next_pick() {
+    const MS_NS: u64 = 1_000_000;
+    let smp8 = Platform::resolve("smp8").unwrap();
+    let wakeup = QueueFlags {
+        wakeup: true,
+        ..QueueFlags::default()
+    };
+    // (variant, the -20 entity's lead over the two nice-0 entities, preempts, picked next)
+    for (tree, lead, preempts, picked) in [
+        ("v5+rbtree", 19 * MS_NS, true, true),
+        ("v5+rbtree", 21 * MS_NS, false, true),
+        ("v5+rbtree", 28 * MS_NS, false, true),
+        ("v5+rbtree", 28 * MS_NS + 1, false, false),
+        ("v5", 21 * MS_NS, false, false),
+    ] {
+        let mut f = Fair::new(
+            8,
+            &variant(&smp8, &[&format!("variant.latency_nice={tree}")]),
+        );
+        let nice0 = LoadWeight::for_nice(0, false);
+        let (waiting, curr, ct) = (
+            f.alloc_se(nice0, false, 0, 0),
+            f.alloc_se(nice0, false, 0, 1),
+            f.alloc_se(nice0, false, 0, 2),
+        );
+        f.enqueue_entity(0, waiting, QueueFlags::default(), 0);
+        f.enqueue_entity(0, curr, QueueFlags::default(), 0);
+        f.set_next_entity(0, curr, 0);
+        let offset = f.latency_offset(-20);
+        assert_eq!(offset, -24 * MS_NS as i64);
+        f.set_latency_offset(ct, offset);
+        f.ses[ct].vruntime = f.ses[curr].vruntime + lead;
+        f.enqueue_entity(0, ct, wakeup, 0);
+        let preempt = f.check_preempt_wakeup(0, curr, ct, true, false, 0);
+        assert_eq!(preempt == Preempt::Yes, preempts, "{tree}, lead {lead} ns");
+        f.put_prev_entity(0, curr, 0);
+        let next = f.pick_next_entity(0);
+        let expected = if picked { ct } else { waiting };
+        assert_eq!(next, Some(expected), "{tree}, lead {lead} ns");
+    }
 }

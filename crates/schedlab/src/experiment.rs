@@ -789,17 +789,31 @@ impl Experiment {
     }
 
     pub fn set_at(&mut self, at_ns: u64, pair: &str, source: &str) -> Result<(), InputError> {
-        let (k, v) = pair
-            .split_once('=')
-            .ok_or_else(|| InputError::new(source, pair, "TIME:KEY=VALUE", format!("`{pair}`")))?;
-        self.settings.push(Setting {
-            key: k.trim().to_string(),
-            value: v.trim().to_string(),
-            place: source.to_string(),
-            at_ns: Some(at_ns),
-        });
+        self.set_at_all(&[(at_ns, pair.to_string())], source)
+    }
+
+    /// Timed writes (time, `KEY=VALUE`) added and checked together: all or none.
+    pub fn set_at_all(&mut self, writes: &[(u64, String)], source: &str) -> Result<(), InputError> {
+        let before = self.settings.len();
+        for (at_ns, pair) in writes {
+            let Some((k, v)) = pair.split_once('=') else {
+                self.settings.truncate(before);
+                return Err(InputError::new(
+                    source,
+                    pair,
+                    "TIME:KEY=VALUE",
+                    format!("`{pair}`"),
+                ));
+            };
+            self.settings.push(Setting {
+                key: k.trim().to_string(),
+                value: v.trim().to_string(),
+                place: source.to_string(),
+                at_ns: Some(*at_ns),
+            });
+        }
         self.build().map(drop).inspect_err(|_| {
-            self.settings.pop();
+            self.settings.truncate(before);
         })
     }
 

@@ -105,6 +105,7 @@ pub fn replays(o: &Opts, traces: Vec<Trace>) -> Vec<Item> {
                     tasks: comms,
                     min_runtime: None,
                     pin: false,
+                    pin_runs: false,
                 };
                 let fail = |e: String| vec![Row::not_run(FAMILY_REPLAY, &name, e)];
                 let l = match args.load() {

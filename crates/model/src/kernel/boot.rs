@@ -19,7 +19,7 @@ use super::rt::{RtBandwidth, RtRq};
 use super::sched::{freq_scale, Domain, Rq};
 use super::sched_cpufreq::CpuTimesAcc;
 use super::uclamp::{RqUclamp, UclampConfig, UclampSys};
-use super::variant::Variant;
+use super::variant::{AdminTarget, Variant};
 use crate::kernel::tracepoint::{EventSelection, TraceEvent};
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::workload::{CpuSet, UserSpace, Workload};
@@ -212,6 +212,22 @@ impl Kernel {
         }
         self.cpufreq_start(0, queue);
         for (index, w) in self.variant.timed_writes.iter().enumerate() {
+            if let AdminTarget::ScalingSetspeed { cpu } = w.target {
+                let heads = self.platform.freq_domains.iter().map(|d| d.cpus[0]);
+                if !heads.clone().any(|c| c == cpu) {
+                    let firsts: Vec<String> = heads.map(|c| c.to_string()).collect();
+                    return Err(InputError::new(
+                        "--set-at",
+                        w.target.key(),
+                        format!(
+                            "a policy of {} (policy<N>, N the first CPU of a frequency domain: {})",
+                            self.platform.name,
+                            firsts.join(", ")
+                        ),
+                        format!("policy{cpu}"),
+                    ));
+                }
+            }
             queue.schedule(w.at_ns, Event::AdminWrite { index });
         }
         Ok(())

@@ -686,6 +686,16 @@ impl Kernel {
                     Ok(())
                 }
             },
+            AdminTarget::ScalingSetspeed { cpu } => {
+                // The key was checked at boot: `cpu` heads a policy.
+                let policy = self.platform.cpus[*cpu].freq_domain;
+                let khz = w.value.parse::<u32>().unwrap_or(0);
+                self.cpufreq.store_setspeed(policy, khz).map(|change| {
+                    if let Some(fc) = change {
+                        self.set_policy_freq(fc, now, q);
+                    }
+                })
+            }
         };
         let outcome = result.map_or_else(|e| e.name(), |()| "ok");
         self.admin_log.push(AdminRecord {

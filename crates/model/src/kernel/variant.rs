@@ -138,6 +138,10 @@ pub enum AdminTarget {
     TaskCgroup {
         task: String,
     },
+    /// `cpufreq/policyN/scaling_setspeed` (kHz), N the policy's first CPU.
+    ScalingSetspeed {
+        cpu: usize,
+    },
 }
 
 impl AdminTarget {
@@ -151,6 +155,7 @@ impl AdminTarget {
             }
             AdminTarget::TaskCgroup { task } => format!("task.{task}.cgroup"),
             AdminTarget::TaskLatencyNice { task } => format!("task.{task}.latency_nice"),
+            AdminTarget::ScalingSetspeed { cpu } => format!("cpufreq.policy{cpu}.scaling_setspeed"),
         }
     }
 }
@@ -969,14 +974,43 @@ impl Variant {
             });
             return Ok(());
         }
+        if let Some(policy) = key.strip_prefix("cpufreq.policy") {
+            let cpu = policy
+                .strip_suffix(".scaling_setspeed")
+                .and_then(|n| n.parse::<usize>().ok())
+                .ok_or_else(|| {
+                    InputError::new(
+                        source,
+                        key,
+                        "cpufreq.policy<N>.scaling_setspeed, N the policy's first CPU",
+                        format!("`{key}`"),
+                    )
+                })?;
+            // store_scaling_setspeed() reads it with sscanf("%u").
+            if value.parse::<u32>().is_err() {
+                return Err(InputError::new(
+                    source,
+                    key,
+                    "a frequency in kHz",
+                    format!("`{value}`"),
+                ));
+            }
+            self.timed_writes.push(TimedWrite {
+                at_ns,
+                target: AdminTarget::ScalingSetspeed { cpu },
+                value: value.to_string(),
+            });
+            return Ok(());
+        }
         let (before_s, before_c) = (self.sysctl_writes.len(), self.cgroup_writes.len());
         let is_admin = Sysctl::from_name(key).is_some() || key.starts_with("cgroup.");
         if !is_admin {
             return Err(InputError::new(
                 source,
                 key,
-                "a kernel.sched_util_clamp_* sysctl, a cgroup.<path>.<file> or a task.<thread>.* \
-                 attribute (other switches are fixed at boot)",
+                "a kernel.sched_util_clamp_* sysctl, a cgroup.<path>.<file>, a task.<thread>.* \
+                 attribute or cpufreq.policy<N>.scaling_setspeed (other switches are fixed at \
+                 boot)",
                 format!("`{key}`"),
             ));
         }

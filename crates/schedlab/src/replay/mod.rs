@@ -46,6 +46,11 @@ pub struct FromTraceArgs {
     /// affinity or cpuset a task had).
     #[arg(long)]
     pub pin: bool,
+    /// Pin each run to the CPU it ran on in the trace: the task moves where the trace moved
+    /// it (a `sched_setaffinity` before each move), so the replay keeps the trace's
+    /// placement rather than making its own.
+    #[arg(long = "pin-runs")]
+    pub pin_runs: bool,
 }
 
 /// `schedlab gen from-trace` (a generator: `GenCommand::FromTrace`).
@@ -73,6 +78,11 @@ pub struct ReplayArgs {
     /// A timed write TIME:KEY=VALUE (repeatable), as for `run`.
     #[arg(long = "set-at", value_name = "TIME:KEY=VALUE")]
     pub set_at: Vec<String>,
+    /// The CPUs' frequencies: chosen by the replay's governor (`model`), or set as the trace
+    /// shows them (`trace`: the userspace governor, each policy's `scaling_setspeed` written
+    /// at the start and at each of the trace's `cpu_frequency` changes).
+    #[arg(long, value_enum, default_value_t = FreqSource::Model)]
+    pub freq: FreqSource,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Write the comparison as JSON to FILE (- for standard output).
@@ -81,6 +91,37 @@ pub struct ReplayArgs {
     /// Write the replay's own trace to FILE.
     #[arg(long, value_name = "FILE")]
     pub trace_out: Option<PathBuf>,
+}
+
+/// Where a replay's frequencies come from (`--freq`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FreqSource {
+    /// The replay's governor (the platform's default, or `--set cpufreq.governor=`).
+    Model,
+    /// The trace's frequencies, through the userspace governor.
+    Trace,
+}
+
+/// The trace's frequencies as writes to each policy of `platform` (`scaling_setspeed`, at
+/// the time from the window's start): the frequency the window starts at, then each change
+/// the trace shows on any CPU of the policy.
+pub fn traced_frequencies(tl: &Timeline, platform: &Platform) -> Vec<(u64, String)> {
+    let mut writes = Vec::new();
+    for d in &platform.freq_domains {
+        let head = d.cpus[0];
+        let key = format!("cpufreq.policy{head}.scaling_setspeed");
+        let mut last = tl.start_khz.get(head).copied();
+        if let Some(khz) = last {
+            writes.push((0, format!("{key}={khz}")));
+        }
+        for &(ts, cpu, khz) in &tl.freq_changes {
+            if d.cpus.contains(&cpu) && last != Some(khz) {
+                writes.push((ts - tl.start, format!("{key}={khz}")));
+                last = Some(khz);
+            }
+        }
+    }
+    writes
 }
 
 /// Whether a `compare` side or a workload argument is a trace: a `.dat` file, or text whose
@@ -321,6 +362,7 @@ impl FromTraceArgs {
             tasks: self.tasks.clone(),
             min_runtime_ns: time_arg(&self.min_runtime, "--min-runtime")?.unwrap_or(0),
             affinity: self.pin,
+            per_run: self.pin_runs,
         };
         let notes = if tp.derived.is_some() || tp.preset.is_none() {
             tp.notes
@@ -413,6 +455,7 @@ pub fn trace_side(arg: &str, fallback: &str) -> Result<Experiment, InputError> {
         tasks: Vec::new(),
         min_runtime: None,
         pin: false,
+        pin_runs: false,
     };
     let l = args.load()?;
     let ext = l.extraction();
@@ -457,11 +500,28 @@ pub fn replay_report(args: &ReplayArgs) -> Result<fidelity::Report, Error> {
         None => l.default_platform()?,
     };
     let mut exp = l.experiment(&ext, &p)?;
+    if args.freq == FreqSource::Trace {
+        let (platform, _) = exp.build()?;
+        exp.set("cpufreq.governor=userspace", "--freq trace")?;
+        exp.set_at_all(&traced_frequencies(&l.timeline, &platform), "--freq trace")?;
+    }
     for pair in &args.set {
         exp.set(pair, "--set")?;
     }
     for item in &args.set_at {
         exp.set_at_item(item)?;
+    }
+    if args.freq == FreqSource::Trace {
+        let (_, v) = exp.build()?;
+        if v.governor != crate::kernel::cpufreq::GovernorKind::Userspace {
+            return Err(InputError::new(
+                "--set",
+                "cpufreq.governor",
+                "userspace with --freq trace (it writes the trace's frequencies through it)",
+                v.governor.name(),
+            )
+            .into());
+        }
     }
     // The traced platform made of its plat_info.yml, unless another is named.
     let derived = l.derived.as_ref().filter(|_| args.platform.is_none());

@@ -36,6 +36,9 @@ pub struct Filter {
     /// Pin each task to the CPUs it ran on in the trace (rt-app `cpus`): the trace does not
     /// say what affinity or cpuset a task had.
     pub affinity: bool,
+    /// Pin each run to the CPU it ran on, moving the task where the trace moved it
+    /// (`run_pins`): the trace's placement, not the replay kernel's.
+    pub per_run: bool,
 }
 
 impl Filter {
@@ -130,8 +133,10 @@ pub struct Extraction<'t> {
     /// Per task, per step: the cause of a block step.
     pub causes: Vec<Vec<Option<Cause>>>,
     pub grids: Vec<Option<Grid>>,
-    /// Pin each task to the CPUs it ran on (`Filter::affinity`).
+    /// Pin each task to the CPUs it ran on (`Filter::affinity`), or each run
+    /// (`Filter::per_run`).
     affinity: bool,
+    per_run: bool,
     /// The pairs (waker, wakee) of kept tasks whose wakee's reply the replay makes a
     /// channel of (`Extraction::replies`).
     replies: BTreeSet<(usize, usize)>,
@@ -224,6 +229,7 @@ impl<'t> Extraction<'t> {
             causes,
             grids,
             affinity: filter.affinity,
+            per_run: filter.per_run,
             replies,
         }
     }
@@ -386,7 +392,13 @@ impl<'t> Extraction<'t> {
             });
             dl_us = Some(longest.max().unwrap_or(0).max(1));
         }
-        let pins = if self.affinity { stretch_pins(t) } else { None };
+        let pins = if self.per_run {
+            Some(run_pins(t))
+        } else if self.affinity {
+            stretch_pins(t)
+        } else {
+            None
+        };
         let cpus = (self.affinity && pins.is_none()).then(|| t.cpus.iter().collect());
         let pins = pins.unwrap_or_default();
         // Where each stretch starts in the items, with its CPUs.
@@ -512,7 +524,7 @@ const AFFINITY_MOVES_MIN: usize = CHAIN_MIN as usize;
 /// None otherwise: the task's moves are balancing's, and the task keeps its one pin.
 fn stretch_pins(t: &TaskTrace) -> Option<Vec<(usize, Vec<usize>)>> {
     let own = t.stretches.iter().skip(1).filter(|s| !s.balance).count();
-    if own < AFFINITY_MOVES_MIN {
+    if own < AFFINITY_MOVES_MIN && !t.stretches.iter().any(|s| s.by_stopper) {
         return None;
     }
     let mut pins: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -529,6 +541,21 @@ fn stretch_pins(t: &TaskTrace) -> Option<Vec<(usize, Vec<usize>)>> {
         ));
     }
     Some(pins)
+}
+
+/// Per move of a task (`TaskTrace::moves`), the CPU it ran on from there: each a pin,
+/// applied by a `sched_setaffinity` at the end of the run before, as for `stretch_pins`.
+fn run_pins(t: &TaskTrace) -> Vec<(usize, Vec<usize>)> {
+    let mut pins: Vec<(usize, Vec<usize>)> = Vec::new();
+    for &(step, cpu) in &t.moves {
+        let at = if pins.is_empty() { 0 } else { step };
+        match pins.last_mut() {
+            // Moves before the next step replace each other: the last one holds.
+            Some(last) if last.0 == at => last.1 = vec![cpu],
+            _ => pins.push((at, vec![cpu])),
+        }
+    }
+    pins
 }
 
 /// The traced runs include the system calls of the program; the replay charges its own

@@ -214,6 +214,9 @@ pub struct Stretch {
     /// misfit, an asymmetric capacity's active balance) or off a CPU with other tasks to
     /// run (the CPU did not go idle after). False for the first stretch.
     pub balance: bool,
+    /// The move was the stopper's, seen in a trace without `sched_migrate_task`: the task
+    /// was preempted by `migration/N` and ran next on another CPU (`moved_by_stopper`).
+    pub by_stopper: bool,
 }
 
 /// CPU time a task may run before a move of its own is still its start: rt-app applies a
@@ -260,6 +263,9 @@ pub struct TaskTrace {
     pub cpus: CpuSet,
     /// Its run cut at its own moves after its start; at least one.
     pub stretches: Vec<Stretch>,
+    /// Each CPU it was seen running on, from the first and at each change: the index of
+    /// its next step and the CPU.
+    pub moves: Vec<(usize, usize)>,
     state: State,
     work: u64,
     last_cpu: Option<usize>,
@@ -271,12 +277,14 @@ pub struct TaskTrace {
     llc_mark: u64,
     /// Its pending wake-up: the CPU that logged it, when, and the wake path's work there.
     wake_from: Option<(usize, u64, u64)>,
-    /// Woken onto a busy CPU of another: the IPI's wall delay (the waker's work before the
-    /// send and the delivery) and whether it is a reschedule IPI of its own (not the wake
-    /// list's), paid if the task preempts at once.
     /// It moved itself off its CPU at its start: its next switch-in starts its CPUs anew.
     affinity_set: bool,
-    /// Also when it was woken and the waker's CPU.
+    /// Preempted by the stopper (`migration/N`) on this CPU, not yet run since.
+    stopped_on: Option<usize>,
+    /// Woken onto a busy CPU of another: the IPI's wall delay (the waker's work before the
+    /// send and the delivery) and whether it is a reschedule IPI of its own (not the wake
+    /// list's), paid if the task preempts at once; also when it was woken and the waker's
+    /// CPU.
     preempt_ipi: Option<(u64, bool, u64, usize)>,
     /// Its block step that began with `prev_state` bit 64 (`PrevState::DeadOrParked`): an
     /// exit if it never ends.
@@ -297,6 +305,10 @@ pub struct Timeline {
     pub freq_ns: Vec<(u128, u64)>,
     /// Per CPU: busy ns at each frequency (kHz).
     pub busy_khz: Vec<BTreeMap<u32, u64>>,
+    /// Per CPU: its frequency (kHz) at `start`.
+    pub start_khz: Vec<u32>,
+    /// The frequency changes within the window: when, the CPU, the new kHz.
+    pub freq_changes: Vec<(u64, usize, u32)>,
     /// `cost.syscall_ns` of the platform read with.
     pub syscall_ns: u64,
     /// What the trace left to assumption (each CPU's frequency before its first event,
@@ -387,6 +399,8 @@ struct Builder<'i> {
     start: u64,
     freq_ns: Vec<(u128, u64)>,
     busy_khz: Vec<BTreeMap<u32, u64>>,
+    start_khz: Vec<u32>,
+    freq_changes: Vec<(u64, usize, u32)>,
     /// The root domain's overutilized state (`sched_overutilized`), which turns EAS off.
     overutilized: bool,
     /// Per CPU, its LLC's index into `llc_touched`: the bytes touched in each LLC so far
@@ -509,6 +523,8 @@ pub fn read(
         tasks: bld.tasks,
         freq_ns: bld.freq_ns,
         busy_khz: bld.busy_khz,
+        start_khz: bld.start_khz,
+        freq_changes: bld.freq_changes,
         syscall_ns: machine::syscall(&info.costs).work_ns,
         notes,
     })
@@ -638,6 +654,8 @@ impl<'i> Builder<'i> {
             start: 0,
             freq_ns: vec![(0, 0); n],
             busy_khz: vec![BTreeMap::new(); n],
+            start_khz: Vec::new(),
+            freq_changes: Vec::new(),
             overutilized: false,
             notes: Vec::new(),
             above_max: BTreeMap::new(),
@@ -652,6 +670,7 @@ impl<'i> Builder<'i> {
             c.since = ts;
             c.freq_since = ts;
         }
+        self.start_khz = self.cpus.iter().map(|c| c.khz).collect();
     }
 
     /// The task with `pid`, created when first seen.
@@ -675,7 +694,9 @@ impl<'i> Builder<'i> {
                     first_step: 0,
                     cpus: CpuSet::empty(),
                     balance: false,
+                    by_stopper: false,
                 }],
+                moves: Vec::new(),
                 state: State::Unknown,
                 work: 0,
                 last_cpu: None,
@@ -685,6 +706,7 @@ impl<'i> Builder<'i> {
                 llc_mark: 0,
                 wake_from: None,
                 affinity_set: false,
+                stopped_on: None,
                 preempt_ipi: None,
                 gone_at: None,
                 woke_to: None,
@@ -783,6 +805,7 @@ impl<'i> Builder<'i> {
         // `last_cpu` is always in `cpus`.
         if task.last_cpu != Some(cpu) {
             task.cpus.set(cpu);
+            task.moves.push((task.steps.len(), cpu));
         }
         task.last_cpu = Some(cpu);
     }
@@ -1043,6 +1066,7 @@ impl<'i> Builder<'i> {
                 }
                 self.account(cpu, ts);
                 self.set_khz(cpu, khz);
+                self.freq_changes.push((ts, cpu, khz));
             }
             rec @ Record::Switch { .. } => self.switch(cpu, rec, ts),
             rec @ Record::Wake { .. } => self.wake(head, rec, ts),
@@ -1131,7 +1155,12 @@ impl<'i> Builder<'i> {
             prev = Some(p);
             self.current(cpu, p, ts);
             match prev_state {
-                PrevState::Runnable => self.tasks[p].state = State::Runnable,
+                PrevState::Runnable => {
+                    self.tasks[p].state = State::Runnable;
+                    if next_comm.starts_with("migration/") {
+                        self.tasks[p].stopped_on = Some(cpu);
+                    }
+                }
                 PrevState::Sleeping | PrevState::Uninterruptible | PrevState::DeadOrParked => {
                     self.flush(p);
                     if let Some((w, t)) = preempted.filter(|&(w, t)| {
@@ -1199,6 +1228,13 @@ impl<'i> Builder<'i> {
             let task = &mut self.tasks[n];
             if let Some(w) = task.woken_at.take() {
                 task.latencies_ns.push(ts - w);
+            }
+            if let Some(from) = self.tasks[n].stopped_on.take().filter(|&f| f != cpu) {
+                // Preempted by the stopper there, running here next, and no
+                // `sched_migrate_task` logged it (`migrate`): the stopper moved it, for its
+                // own `sched_setaffinity()`, its `sched_exec()` (an exec's placement, v6.1
+                // and before) or an active balance.
+                self.own_move(n, from, cpu, true);
             }
             if std::mem::take(&mut self.tasks[n].affinity_set) {
                 let task = &mut self.tasks[n];
@@ -1354,26 +1390,40 @@ impl<'i> Builder<'i> {
         // not where it may run. A later move of its own ends a stretch (`Stretch`).
         if let Some(t) = self.by_pid.get(pid) {
             self.tasks[t].migrations += 1;
+            let stopped = self.tasks[t].stopped_on.take() == Some(orig_cpu);
             let own = head.pid == pid && self.cpus.get(orig_cpu).is_some_and(|c| c.curr == Some(t));
             if own {
                 self.account(orig_cpu, ts);
-                let task = &self.tasks[t];
-                if task.wakeups == 0 && task.cpu_time_ns < START_UP_NS {
-                    self.tasks[t].affinity_set = true;
-                } else {
-                    self.flush(t);
-                    let cap = |c: usize| self.info.capacity.get(c).copied().unwrap_or(0);
-                    let up = cap(dest_cpu) > cap(orig_cpu);
-                    let task = &mut self.tasks[t];
-                    task.stretches.push(Stretch {
-                        first_step: task.steps.len(),
-                        cpus: CpuSet::empty(),
-                        balance: up,
-                    });
+                if self.own_move(t, orig_cpu, dest_cpu, false) {
                     self.cpus[orig_cpu].moved = Some(t);
                 }
+            } else if stopped {
+                // The stopper, having preempted it, moves it (see `switch`).
+                self.own_move(t, orig_cpu, dest_cpu, true);
             }
         }
+    }
+
+    /// A move of `t`'s own from `from` to `to`: at its start, its affinity being set (where
+    /// it ran until then is not where it may run); later, the start of a stretch. Whether
+    /// it began a stretch.
+    fn own_move(&mut self, t: usize, from: usize, to: usize, by_stopper: bool) -> bool {
+        let task = &self.tasks[t];
+        if task.wakeups == 0 && task.cpu_time_ns < START_UP_NS {
+            self.tasks[t].affinity_set = true;
+            return false;
+        }
+        self.flush(t);
+        let cap = |c: usize| self.info.capacity.get(c).copied().unwrap_or(0);
+        let up = cap(to) > cap(from);
+        let task = &mut self.tasks[t];
+        task.stretches.push(Stretch {
+            first_step: task.steps.len(),
+            cpus: CpuSet::empty(),
+            balance: up,
+            by_stopper,
+        });
+        true
     }
 
     fn finish(&mut self, end: u64) {

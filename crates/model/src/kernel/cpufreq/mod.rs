@@ -1,7 +1,7 @@
 //! cpufreq: the policies (`struct cpufreq_policy`) and the governors that choose
 //! their frequencies, after v6.1 `drivers/cpufreq/cpufreq.c`, `include/linux/cpufreq.h`,
 //! `kernel/sched/cpufreq_schedutil.c` and `drivers/cpufreq/cpufreq_{governor,ondemand,
-//! conservative,performance,powersave}.c`.
+//! conservative,performance,powersave,userspace}.c`.
 //!
 //! Governors are pure state machines. The simulated kernel owns time and tasks; it calls
 //! [`Cpufreq::update_util`] wherever the kernel calls `cpufreq_update_util()`, runs the work
@@ -13,12 +13,14 @@ mod dbs;
 mod fixed;
 mod ondemand;
 mod schedutil;
+mod userspace;
 
 pub use conservative::Conservative;
 pub use dbs::CpuTimes;
 pub use fixed::Fixed;
 pub use ondemand::Ondemand;
 pub use schedutil::Sugov;
+pub use userspace::Userspace;
 
 use crate::platform::{FreqDomain, Opp, Platform, SCHED_CAPACITY_SCALE};
 
@@ -40,6 +42,7 @@ pub enum GovernorKind {
     Powersave,
     Ondemand,
     Conservative,
+    Userspace,
 }
 
 impl GovernorKind {
@@ -49,6 +52,7 @@ impl GovernorKind {
         "powersave",
         "ondemand",
         "conservative",
+        "userspace",
     ];
 
     pub fn parse(s: &str) -> Option<GovernorKind> {
@@ -58,6 +62,7 @@ impl GovernorKind {
             "powersave" => Some(GovernorKind::Powersave),
             "ondemand" => Some(GovernorKind::Ondemand),
             "conservative" => Some(GovernorKind::Conservative),
+            "userspace" => Some(GovernorKind::Userspace),
             _ => None,
         }
     }
@@ -69,6 +74,7 @@ impl GovernorKind {
             GovernorKind::Powersave => "powersave",
             GovernorKind::Ondemand => "ondemand",
             GovernorKind::Conservative => "conservative",
+            GovernorKind::Userspace => "userspace",
         }
     }
 }
@@ -780,6 +786,7 @@ pub enum Cpufreq {
     Fixed(Fixed),
     Ondemand(Ondemand),
     Conservative(Conservative),
+    Userspace(Userspace),
 }
 
 impl Cpufreq {
@@ -799,6 +806,7 @@ impl Cpufreq {
             GovernorKind::Conservative => {
                 Cpufreq::Conservative(Conservative::new(policies, tunables, env)?)
             }
+            GovernorKind::Userspace => Cpufreq::Userspace(Userspace::new(policies)),
         })
     }
 
@@ -808,6 +816,7 @@ impl Cpufreq {
             Cpufreq::Fixed(f) => f.kind(),
             Cpufreq::Ondemand(_) => GovernorKind::Ondemand,
             Cpufreq::Conservative(_) => GovernorKind::Conservative,
+            Cpufreq::Userspace(_) => GovernorKind::Userspace,
         }
     }
 
@@ -825,6 +834,7 @@ impl Cpufreq {
                 g.start(now, times);
                 Vec::new()
             }
+            Cpufreq::Userspace(u) => u.start(),
         }
     }
 
@@ -841,8 +851,9 @@ impl Cpufreq {
     ) -> Option<Action> {
         match self {
             Cpufreq::Schedutil(s) => s.update_util(cpu, local, now, flags, util),
-            // No update_util hook: the frequency only moves with the limits.
-            Cpufreq::Fixed(_) => None,
+            // No update_util hook: the frequency only moves with the limits (and a
+            // userspace write).
+            Cpufreq::Fixed(_) | Cpufreq::Userspace(_) => None,
             Cpufreq::Ondemand(g) => g.update_util(cpu, local, now),
             Cpufreq::Conservative(g) => g.update_util(cpu, local, now),
         }
@@ -858,7 +869,7 @@ impl Cpufreq {
     ) -> Option<FreqChange> {
         match self {
             Cpufreq::Schedutil(s) => s.work(policy),
-            Cpufreq::Fixed(_) => None,
+            Cpufreq::Fixed(_) | Cpufreq::Userspace(_) => None,
             Cpufreq::Ondemand(g) => g.work(policy, now, times),
             Cpufreq::Conservative(g) => g.work(policy, now, times),
         }
@@ -880,6 +891,20 @@ impl Cpufreq {
             Cpufreq::Fixed(f) => f.set_limits(policy, min_khz, max_khz),
             Cpufreq::Ondemand(g) => g.set_limits(policy, min_khz, max_khz),
             Cpufreq::Conservative(g) => g.set_limits(policy, min_khz, max_khz),
+            Cpufreq::Userspace(u) => u.set_limits(policy, min_khz, max_khz),
+        }
+    }
+
+    /// A write of `khz` to `policy`'s `scaling_setspeed` (`store_scaling_setspeed()`):
+    /// `EINVAL` unless the governor has a `store_setspeed` (userspace alone does).
+    pub fn store_setspeed(
+        &mut self,
+        policy: usize,
+        khz: u32,
+    ) -> Result<Option<FreqChange>, crate::kernel::sched::Errno> {
+        match self {
+            Cpufreq::Userspace(u) => Ok(u.store_setspeed(policy, khz)),
+            _ => Err(crate::kernel::sched::Errno::EINVAL),
         }
     }
 
@@ -889,6 +914,7 @@ impl Cpufreq {
             Cpufreq::Fixed(f) => f.policies(),
             Cpufreq::Ondemand(g) => g.policies(),
             Cpufreq::Conservative(g) => g.policies(),
+            Cpufreq::Userspace(u) => u.policies(),
         }
     }
 }
