@@ -332,7 +332,7 @@ fn compare_prints_an_mmtests_table() {
     assert_input_error(&bad, &["--vs", "nope"]);
 }
 
-// Issue 16: every input handled, every output trustworthy.
+// Every input handled, every output trustworthy.
 
 /// Exit code 3 (an output could not be written) and one line naming the path.
 fn assert_output_error(out: &Output, path: &str) {
