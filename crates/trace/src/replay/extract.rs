@@ -439,9 +439,16 @@ impl<'t> Extraction<'t> {
                         items.push(Item::Post(i, to));
                     }
                 }
-                Step::Preempted { by } => {
+                Step::Preempted { by, work } => {
                     if self.replies.contains(&(i, by)) {
                         items.push(Item::Wait(by, i));
+                    } else if work > 0 {
+                        // No wait, so no switch in the replay: the work of the traced
+                        // switch back, taken out of the run after it, stays the task's.
+                        match items.last_mut() {
+                            Some(Item::Run(prev)) => *prev += work,
+                            _ => items.push(Item::Run(work)),
+                        }
                     }
                 }
                 Step::Block(b) => {

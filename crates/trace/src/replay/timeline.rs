@@ -192,9 +192,11 @@ pub enum Step {
         to: usize,
     },
     /// Preempted by `by`, the task it had just woken, and run again when `by` blocked
-    /// (`Builder::preemption_reply`).
+    /// (`Builder::preemption_reply`); `work` is the kernel work (capacity·ns) of the switch
+    /// back that it paid before its own.
     Preempted {
         by: usize,
+        work: u64,
     },
 }
 
@@ -281,6 +283,10 @@ pub struct TaskTrace {
     affinity_set: bool,
     /// Preempted by the stopper (`migration/N`) on this CPU, not yet run since.
     stopped_on: Option<usize>,
+    /// Its switch back after its wakee's reply is next (`preemption_reply`).
+    reply_pending: bool,
+    /// The index of its `Step::Preempted` and the switch back's work it has still to pay.
+    owed: Option<(usize, u64)>,
     /// Woken onto a busy CPU of another: the IPI's wall delay (the waker's work before the
     /// send and the delivery) and whether it is a reschedule IPI of its own (not the wake
     /// list's), paid if the task preempts at once; also when it was woken and the waker's
@@ -707,6 +713,8 @@ impl<'i> Builder<'i> {
                 wake_from: None,
                 affinity_set: false,
                 stopped_on: None,
+                reply_pending: false,
+                owed: None,
                 preempt_ipi: None,
                 gone_at: None,
                 woke_to: None,
@@ -752,6 +760,14 @@ impl<'i> Builder<'i> {
             let paid = gained.min(c.debt);
             c.debt -= paid;
             let task = &mut self.tasks[t];
+            // The CPU's work is paid oldest first: the switch back's comes before any since.
+            if let Some((i, rest)) = task.owed {
+                let back = paid.min(rest);
+                if let Some(Step::Preempted { work, .. }) = task.steps.get_mut(i) {
+                    *work += back;
+                }
+                task.owed = (rest > back).then_some((i, rest - back));
+            }
             task.work += gained - paid;
             task.cpu_time_ns += dt;
             task.cpu_work += gained;
@@ -1154,6 +1170,8 @@ impl<'i> Builder<'i> {
             let p = self.task(prev_pid, prev_comm, Some(prev_prio), self.start);
             prev = Some(p);
             self.current(cpu, p, ts);
+            // What it did not pay by now it never pays.
+            self.tasks[p].owed = None;
             match prev_state {
                 PrevState::Runnable => {
                     self.tasks[p].state = State::Runnable;
@@ -1256,6 +1274,10 @@ impl<'i> Builder<'i> {
                 }
             }
             self.switch_in(cpu, n, ts, preempted);
+            if std::mem::take(&mut self.tasks[n].reply_pending) {
+                let i = self.tasks[n].steps.len() - 1;
+                self.tasks[n].owed = Some((i, self.cpus[cpu].debt));
+            }
         }
     }
 
@@ -1272,7 +1294,8 @@ impl<'i> Builder<'i> {
     fn preemption_reply(&mut self, w: usize, t: usize) {
         self.tasks[t].steps.push(Step::Reply { to: w });
         self.flush(w);
-        self.tasks[w].steps.push(Step::Preempted { by: t });
+        self.tasks[w].steps.push(Step::Preempted { by: t, work: 0 });
+        self.tasks[w].reply_pending = true;
     }
 
     /// Task `pid` is current on `cpu` at `ts` (a scheduler event in its context) though the CPU's last
