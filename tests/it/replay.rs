@@ -1469,9 +1469,10 @@ fn lisas_plat_info_gives_its_capacities_and_opps() {
 /// One exception, written here so it stays visible: trace.txt's `sh-1642` writes to its
 /// terminal and is preempted by the tty kworker it woke, 273 times; those same-CPU wake-ups
 /// have no dominant waker (the kworker is woken by sshd too), so the extraction reads them
-/// as interrupts and the replay's shell neither wakes the kworker nor switches for it: the
-/// wake paths it logged, taken out of its runs, are not charged again (−17%), and the
-/// kworker's wake-ups come from timed sleeps (the trace's wake-ups −3.7%).
+/// as interrupts and the replay's shell does not wake the kworker: its blocks that end by
+/// interrupt are sleeps of their traced length, reached late, and its last runs fall after
+/// the trace's end (−17%); the kworker's wake-ups come from timed sleeps (the trace's
+/// wake-ups −3.7%).
 #[test]
 fn lisa_board_traces_replay_as_traced() {
     if std::process::Command::new("trace-cmd")
