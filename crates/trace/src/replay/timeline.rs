@@ -216,8 +216,8 @@ pub struct Stretch {
     /// misfit, an asymmetric capacity's active balance) or off a CPU with other tasks to
     /// run (the CPU did not go idle after). False for the first stretch.
     pub balance: bool,
-    /// The move was the stopper's, seen in a trace without `sched_migrate_task`: the task
-    /// was preempted by `migration/N` and ran next on another CPU (`moved_by_stopper`).
+    /// The move was the stopper's: the task was preempted by `migration/N` and moved to
+    /// another CPU (`Builder::own_move`).
     pub by_stopper: bool,
 }
 
