@@ -274,6 +274,17 @@ fn timed_writes_report_their_result_and_the_run_goes_on() {
         None,
     );
     assert_input_error(&out, &["cpufreq.policy0.scaling_setspeed", "kHz", "6e5"]);
+    // In an experiment file, the policy's error names the file and the key's place.
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("sa.toml");
+    std::fs::write(
+        &exp,
+        "platform = \"juno-r0\"\nduration = \"10ms\"\n[[set_at]]\nat = \"1ms\"\n\
+         cpufreq.policy2.scaling_setspeed = 600000\n[[workload]]\nname = \"w\"\ngen = \"pipe\"\n",
+    )
+    .unwrap();
+    let out = schedlab(&["run", exp.to_str().unwrap()], None);
+    assert_input_error(&out, &["sa.toml", "set_at[0]", "line 5", "policy2"]);
     // `replay --freq trace` writes them through the userspace governor: another governor
     // would refuse every write.
     let trace = concat!(

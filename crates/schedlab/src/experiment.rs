@@ -851,18 +851,24 @@ impl Experiment {
                 }
             })?;
         }
+        // A timed write's error names the file and key path it was written at, or its option.
+        let locate = |at_ns: u64, key: &str| match self
+            .settings
+            .iter()
+            .rev()
+            .find(|s| s.at_ns == Some(at_ns) && s.key == key)
+        {
+            Some(s) if !s.place.starts_with("--") => (self.file.clone(), s.place.clone()),
+            Some(s) => (s.place.clone(), s.key.clone()),
+            None => ("--set-at".to_string(), key.to_string()),
+        };
+        if let Err((i, e)) = variant.check_timed_writes(&platform) {
+            let (file, place) = locate(variant.timed_writes[i].at_ns, &e.place);
+            return Err(InputError { file, place, ..e });
+        }
         let end = self.duration();
         if let Some(w) = variant.timed_writes.iter().find(|w| w.at_ns >= end) {
-            let (file, place) = match self
-                .settings
-                .iter()
-                .rev()
-                .find(|s| s.at_ns == Some(w.at_ns) && s.key == w.target.key())
-            {
-                Some(s) if !s.place.starts_with("--") => (self.file.clone(), s.place.clone()),
-                Some(s) => (s.place.clone(), s.key.clone()),
-                None => ("--set-at".to_string(), w.target.key()),
-            };
+            let (file, place) = locate(w.at_ns, &w.target.key());
             return Err(InputError::new(
                 file,
                 place,

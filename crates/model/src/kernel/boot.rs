@@ -19,7 +19,7 @@ use super::rt::{RtBandwidth, RtRq};
 use super::sched::{freq_scale, Domain, Rq};
 use super::sched_cpufreq::CpuTimesAcc;
 use super::uclamp::{RqUclamp, UclampConfig, UclampSys};
-use super::variant::{AdminTarget, Variant};
+use super::variant::Variant;
 use crate::kernel::tracepoint::{EventSelection, TraceEvent};
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::workload::{CpuSet, UserSpace, Workload};
@@ -211,23 +211,10 @@ impl Kernel {
             self.write_marks(0, 0, None);
         }
         self.cpufreq_start(0, queue);
+        self.variant
+            .check_timed_writes(&self.platform)
+            .map_err(|(_, e)| e)?;
         for (index, w) in self.variant.timed_writes.iter().enumerate() {
-            if let AdminTarget::ScalingSetspeed { cpu } = w.target {
-                let heads = self.platform.freq_domains.iter().map(|d| d.cpus[0]);
-                if !heads.clone().any(|c| c == cpu) {
-                    let firsts: Vec<String> = heads.map(|c| c.to_string()).collect();
-                    return Err(InputError::new(
-                        "--set-at",
-                        w.target.key(),
-                        format!(
-                            "a policy of {} (policy<N>, N the first CPU of a frequency domain: {})",
-                            self.platform.name,
-                            firsts.join(", ")
-                        ),
-                        format!("policy{cpu}"),
-                    ));
-                }
-            }
             queue.schedule(w.at_ns, Event::AdminWrite { index });
         }
         Ok(())

@@ -115,6 +115,9 @@ pub struct TimedWrite {
     pub target: AdminTarget,
     /// The value as written (for the report).
     pub value: String,
+    /// Where it was written (`--set-at`, an experiment's `[[set_at]]`), for errors found
+    /// when the run boots.
+    pub place: String,
 }
 
 /// What a timed write writes to.
@@ -971,6 +974,7 @@ impl Variant {
                 at_ns,
                 target,
                 value: value.to_string(),
+                place: source.to_string(),
             });
             return Ok(());
         }
@@ -999,6 +1003,7 @@ impl Variant {
                 at_ns,
                 target: AdminTarget::ScalingSetspeed { cpu },
                 value: value.to_string(),
+                place: source.to_string(),
             });
             return Ok(());
         }
@@ -1031,7 +1036,37 @@ impl Variant {
             at_ns,
             target,
             value: value.to_string(),
+            place: source.to_string(),
         });
+        Ok(())
+    }
+
+    /// The timed writes' targets that exist on `platform`: a `scaling_setspeed` names a
+    /// policy by its first CPU. The first that does not: its index, and the error at its
+    /// place.
+    pub fn check_timed_writes(&self, platform: &Platform) -> Result<(), (usize, InputError)> {
+        let heads: Vec<usize> = platform.freq_domains.iter().map(|d| d.cpus[0]).collect();
+        for (i, w) in self.timed_writes.iter().enumerate() {
+            if let AdminTarget::ScalingSetspeed { cpu } = w.target {
+                if !heads.contains(&cpu) {
+                    let firsts: Vec<String> = heads.iter().map(usize::to_string).collect();
+                    return Err((
+                        i,
+                        InputError::new(
+                            &w.place,
+                            w.target.key(),
+                            format!(
+                                "a policy of {} (policy<N>, N the first CPU of a frequency \
+                                 domain: {})",
+                                platform.name,
+                                firsts.join(", ")
+                            ),
+                            format!("policy{cpu}"),
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 
