@@ -55,8 +55,7 @@ fn replay_of(
     sets: &[&str],
     trace_out: Option<PathBuf>,
 ) -> Report {
-    let trace = extract.trace.display().to_string();
-    rp::replay_report(&ReplayArgs {
+    report_of(&ReplayArgs {
         extract,
         platform: platform.map(str::to_string),
         set: sets.iter().map(|s| s.to_string()).collect(),
@@ -66,7 +65,22 @@ fn replay_of(
         json: None,
         trace_out,
     })
-    .unwrap_or_else(|e| panic!("{trace}: {e}"))
+}
+
+fn report_of(args: &ReplayArgs) -> Report {
+    rp::replay_report(args).unwrap_or_else(|e| panic!("{}: {e}", args.extract.trace.display()))
+}
+
+/// Whether `trace-cmd` runs here; if not, the test says it skips (`why`).
+fn trace_cmd_or_skip(why: &str) -> bool {
+    let ok = std::process::Command::new("trace-cmd")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !ok {
+        skip(why);
+    }
+    ok
 }
 
 /// Who wakes whom in a trace, by workload task name (a replay names its threads
@@ -523,12 +537,7 @@ fn bad_traces_exit_2_naming_the_file_and_line() {
 /// CPU:000`): the same run's .dat and text traces extract the same workload.
 #[test]
 fn a_trace_dat_extracts_as_its_text_does() {
-    if std::process::Command::new("trace-cmd")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        skip("trace-cmd is not installed: a trace.dat cannot be read");
+    if !trace_cmd_or_skip("trace-cmd is not installed: a trace.dat cannot be read") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -1475,12 +1484,7 @@ fn lisas_plat_info_gives_its_capacities_and_opps() {
 /// wake-ups −3.7%).
 #[test]
 fn lisa_board_traces_replay_as_traced() {
-    if std::process::Command::new("trace-cmd")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        skip("trace-cmd is not installed (the .dat traces are read through it)");
+    if !trace_cmd_or_skip("trace-cmd is not installed (the .dat traces are read through it)") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1488,7 +1492,7 @@ fn lisa_board_traces_replay_as_traced() {
         let mut extract = extract_args(&trace, false);
         extract.pin_runs = true;
         let name = trace.file_name().unwrap().to_str().unwrap().to_string();
-        let r = rp::replay_report(&ReplayArgs {
+        let r = report_of(&ReplayArgs {
             extract,
             platform: None,
             set: Vec::new(),
@@ -1497,8 +1501,7 @@ fn lisa_board_traces_replay_as_traced() {
             seed: 0,
             json: None,
             trace_out: None,
-        })
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        });
         let exception = |t: &str| name == "trace.txt" && t == "sh-1642";
         let big: Vec<_> = r
             .tasks

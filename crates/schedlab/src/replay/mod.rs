@@ -105,7 +105,7 @@ pub enum FreqSource {
 /// The trace's frequencies as writes to each policy of `platform` (`scaling_setspeed`, at
 /// the time from the window's start): the frequency the window starts at, then each change
 /// the trace shows on any CPU of the policy.
-pub fn traced_frequencies(tl: &Timeline, platform: &Platform) -> Vec<(u64, String)> {
+fn traced_frequencies(tl: &Timeline, platform: &Platform) -> Vec<(u64, String)> {
     let mut writes = Vec::new();
     for d in &platform.freq_domains {
         let head = d.cpus[0];
