@@ -1362,9 +1362,12 @@ fn the_replay_column_counts_the_replays_forked_processes() {
         .filter(|t| t.task.starts_with("hackbench-") && t.replay_runtime_ns > 100_000)
         .collect();
     assert!(workers.len() >= 40, "{:?}", r.tasks);
+    // A worker woken once in the trace, after a long block by an interrupt or a task left
+    // out, wakes at that time of the trace: reached late in the replay (it runs slower than
+    // the trace, as its notes say), that block is not a block. Woken more, it is woken.
     for t in &workers {
         assert!(t.replay_work_ns > 0, "{t:?}");
-        assert!(t.trace_wakeups == 0 || t.replay_wakeups > 0, "{t:?}");
+        assert!(t.trace_wakeups <= 1 || t.replay_wakeups > 0, "{t:?}");
     }
     // Two counts of one run: the results' CPU time and the replay trace's (the host's CPUs
     // have capacity 1024 at one frequency: work is CPU time).
@@ -1381,7 +1384,14 @@ fn the_replay_column_counts_the_replays_forked_processes() {
 /// its platform beside it) extracts and replays without error, and each task that ran more
 /// than 10 ms in it replays with its CPU time within 10%. (The sum over all tasks is not
 /// held to it: tasks the trace cut off mid-run, such as hackbench's workers, may run less in
-/// the replay's window.)
+/// the replay's window.) Not where the trace's runs could not hold the model's kernel work
+/// (the host platform's costs above the VM's: the pinned pipe round trip is 2.0 µs on the
+/// machine, 9.0 in the model): the replay runs slower than the trace and ends its window
+/// with work left, and the report says so. perf-pipe's `sched-pipe` is one: its ping-pong
+/// ends 12 to 16 ms after the trace's 62 ms window, and how much of its CPU time falls
+/// inside moves with µs of timing elsewhere (seeds 0 to 5: −0.2, −37, −8, −21, −20 and −61%
+/// before its neighbours' long blocks woke at their traced times; −18, −23, +9, −37, −51
+/// and −61% since).
 #[test]
 fn recorded_host_traces_extract_and_replay() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/host-traces");
@@ -1414,6 +1424,11 @@ fn recorded_host_traces_extract_and_replay() {
             .filter(|t| t.trace_runtime_ns > 10_000_000)
             .collect();
         assert!(!big.is_empty(), "{t}: {:?}", r.tasks);
+        let slower = r.notes.iter().any(|n| n.contains("the replay runs slower"));
+        if trace.ends_with("perf-pipe.txt") {
+            assert!(slower, "{t}: {:?}", r.notes);
+            continue;
+        }
         for x in big {
             assert_cpu_time_within(t, x, 0.10);
         }
@@ -1474,14 +1489,10 @@ fn lisas_plat_info_gives_its_capacities_and_opps() {
 /// traced CPU time within 10%, all tasks together within 5%, with their wake-ups within 2%.
 /// Two traces show kernel moves the replay must see: sched_exec's and sched_setaffinity's
 /// through the stopper (`migration/N` preempts the task, which runs next on another CPU).
-///
-/// One exception, written here so it stays visible: trace.txt's `sh-1642` writes to its
-/// terminal and is preempted by the tty kworker it woke, 273 times; those same-CPU wake-ups
-/// have no dominant waker (the kworker is woken by sshd too), so the extraction reads them
-/// as interrupts and the replay's shell does not wake the kworker: its blocks that end by
-/// interrupt are sleeps of their traced length, reached late, and its last runs fall after
-/// the trace's end (−17%); the kworker's wake-ups come from timed sleeps (the trace's
-/// wake-ups −3.7%).
+/// trace.txt's terminal pipeline (a shell, the tty kworker, sshd, woken in every direction
+/// on one CPU) holds on the trace's clock only because its long interrupt-ended blocks wake
+/// at their traced times (`an_interrupt_after_a_long_block_wakes_at_its_traced_time`):
+/// with sleeps of their length its shell ended 17% short, its last runs past the trace's end.
 #[test]
 fn lisa_board_traces_replay_as_traced() {
     if !trace_cmd_or_skip("trace-cmd is not installed (the .dat traces are read through it)") {
@@ -1502,11 +1513,10 @@ fn lisa_board_traces_replay_as_traced() {
             json: None,
             trace_out: None,
         });
-        let exception = |t: &str| name == "trace.txt" && t == "sh-1642";
         let big: Vec<_> = r
             .tasks
             .iter()
-            .filter(|t| t.trace_runtime_ns > 10_000_000 && !exception(&t.task))
+            .filter(|t| t.trace_runtime_ns > 10_000_000)
             .collect();
         assert!(!big.is_empty(), "{name}");
         for t in big {
@@ -1520,12 +1530,83 @@ fn lisa_board_traces_replay_as_traced() {
             within(traced, replayed, 0.05),
             "{name}: CPU time {traced} ns traced, {replayed} replayed"
         );
-        if name != "trace.txt" {
-            let (traced, replayed) = (sum(|t| t.trace_wakeups), sum(|t| t.replay_wakeups));
-            assert!(
-                within(traced, replayed, 0.02),
-                "{name}: {traced} wake-ups traced, {replayed} replayed"
-            );
-        }
+        let (traced, replayed) = (sum(|t| t.trace_wakeups), sum(|t| t.replay_wakeups));
+        assert!(
+            within(traced, replayed, 0.02),
+            "{name}: {traced} wake-ups traced, {replayed} replayed"
+        );
     }
+}
+
+/// An interrupt comes when its device says: a task woken by one after a block of at least a
+/// CFS period (18 ms on Juno's six CPUs) wakes in the replay at the trace's time, however
+/// late its runs made it; a shorter block keeps its length. Here a daemon runs 2 ms between
+/// blocks of 100, 1 and 130 ms and is replayed on CPU 0 under powersave, where each run
+/// takes longer than traced: its long blocks still end when the trace's did (counted from
+/// its first run), its 1 ms block lasts 1 ms.
+#[test]
+fn an_interrupt_after_a_long_block_wakes_at_its_traced_time() {
+    let (idle, d) = (("<idle>", 0), ("d", 10));
+    let s = |t: u64| format!("{}.{:06}", t / 1_000_000, t % 1_000_000);
+    let mut text = String::from("cpus=6\n");
+    // Times in µs: d's first run from 1 s, then its wake-ups after each block.
+    let (start, mut t) = (1_000_000, 1_000_000);
+    let mut wakes = Vec::new();
+    for block in [0, 100_000, 1_000, 130_000] {
+        if block > 0 {
+            t += block;
+            wakes.push(t - start);
+            text += &wake_line(&s(t), 0, idle, "sched_waking", d, 0);
+            text += &wake_line(&s(t), 0, idle, "sched_wakeup", d, 0);
+        }
+        text += &switch_line(&s(t), 0, ("swapper/0", 0, "R"), d);
+        t += 2_000;
+        text += &switch_line(&s(t), 0, ("d", 10, "S"), ("swapper/0", 0));
+    }
+    text += &switch_line(&s(t + 50_000), 1, ("swapper/1", 0, "R"), ("x", 99));
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("daemon.txt");
+    std::fs::write(&trace, &text).unwrap();
+    let out = dir.path().join("replay.txt");
+    let r = replay(
+        &trace,
+        true,
+        None,
+        &["cpufreq.governor=powersave"],
+        Some(out.clone()),
+    );
+    let row = r.tasks.iter().find(|t| t.task == "d").unwrap();
+    assert_eq!((row.trace_wakeups, row.replay_wakeups), (3, 3));
+    // The replay's own trace: d's blocks, µs from its first run.
+    let l = extract_args(&out, false).load().unwrap();
+    let dt = l
+        .timeline
+        .tasks
+        .iter()
+        .find(|t| t.comm.starts_with('d'))
+        .unwrap();
+    let us = |ns: u64| (ns - dt.start) as f64 / 1e3;
+    let blocks: Vec<(f64, f64)> = dt
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            timeline::Step::Block(b) => Some((us(b.start), us(b.end?))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(blocks.len(), 3, "{blocks:?}");
+    // Each run took longer than the trace's 2 ms.
+    assert!(blocks[0].0 > 2_100.0, "{blocks:?}");
+    // The long blocks end at the trace's times (within a wake-up path's µs).
+    for k in [0, 2] {
+        let traced = wakes[k] as f64;
+        assert!(
+            (blocks[k].1 - traced).abs() < 50.0,
+            "{blocks:?}: traced {traced}"
+        );
+    }
+    // The short one starts late and lasts its 1 ms.
+    let (b, e) = blocks[1];
+    assert!(b > (wakes[0] + 2_000) as f64 + 50.0, "{blocks:?}");
+    assert!((e - b - 1_000.0).abs() < 50.0, "{blocks:?}");
 }

@@ -13,7 +13,9 @@
 //! - A block ended by a timer or an interrupt (or by a task left out) keeps its delay:
 //!   `sleep`, or for a `D` block `iorun` with its service time; when the task's wake-ups of
 //!   that kind lie on a grid, they are an rt-app `timer` of that period (absolute mode), so a
-//!   replay on slower CPUs keeps the period and stretches the run.
+//!   replay on slower CPUs keeps the period and stretches the run. One that lasted at least
+//!   a CFS period (`resync_ns`) wakes at its time in the trace: an absolute `timer` of the
+//!   task's own whose periods are the times between such wake-ups (`Item::WakeAt`).
 //! - A fork is rt-app's `fork` of a task made for the child; an exit ends the program.
 //!
 //! Repeated runs of the same events (within 1% on their amounts) become phases with a loop
@@ -21,6 +23,7 @@
 
 use super::timeline::{Block, Step, TaskTrace, Timeline, Waker};
 use schedlab_base::CpuSet;
+use schedlab_model::kernel::Variant;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use std::collections::hash_map::{Entry, HashMap};
@@ -140,6 +143,9 @@ pub struct Extraction<'t> {
     /// The pairs (waker, wakee) of kept tasks whose wakee's reply the replay makes a
     /// channel of (`Extraction::replies`).
     replies: BTreeSet<(usize, usize)>,
+    /// A block an interrupt ended after at least this long wakes at its time in the trace
+    /// (`resync_ns`); a shorter one keeps its length.
+    resync_ns: u64,
 }
 
 impl<'t> Extraction<'t> {
@@ -222,6 +228,7 @@ impl<'t> Extraction<'t> {
             grids.push(grid);
         }
         let replies = replies(timeline, &kept);
+        let resync_ns = resync_ns(timeline.nr_cpus);
         Extraction {
             timeline,
             kept,
@@ -231,6 +238,7 @@ impl<'t> Extraction<'t> {
             affinity: filter.affinity,
             per_run: filter.per_run,
             replies,
+            resync_ns,
         }
     }
 
@@ -404,6 +412,7 @@ impl<'t> Extraction<'t> {
         // Where each stretch starts in the items, with its CPUs.
         let mut cuts: Vec<(usize, Vec<usize>)> = Vec::new();
         let (delay_us, mut items, mut last_timer) = self.prelude(i, t);
+        let mut last_wake = tl.start + delay_us.unwrap_or(0) * 1000;
         for (s, step) in t.steps.iter().enumerate() {
             while let Some(p) = pins.get(cuts.len()).filter(|p| p.0 <= s) {
                 // The first stretch holds what comes before the steps (a timer's start).
@@ -475,6 +484,10 @@ impl<'t> Extraction<'t> {
                         Cause::Interrupt if b.uninterruptible => {
                             items.push(Item::Io(end - b.start))
                         }
+                        Cause::Interrupt if end - b.start >= self.resync_ns => {
+                            items.push(Item::WakeAt(end - last_wake));
+                            last_wake = end;
+                        }
                         Cause::Interrupt => items.push(Item::Sleep(end - b.start)),
                     }
                 }
@@ -509,11 +522,33 @@ impl<'t> Extraction<'t> {
             cpus,
             delay_us,
             timer_ref: format!("{}-timer", self.names[i]),
+            wake_ref: format!("{}-wake", self.names[i]),
             period_us,
             pins: cuts.into_iter().map(|c| c.1).collect(),
             phases,
         }
     }
+}
+
+/// How long a block ended by an interrupt must have lasted for the replay to wake it at the
+/// interrupt's time in the trace rather than after the block's length: one period of the
+/// traced kernel's CFS (v6.1 `sysctl_sched_latency`, 6 ms × `1 + ilog2(min(CPUs, 8))`; the
+/// trace does not say its sysctls, so the defaults).
+///
+/// An interrupt comes when its device says, not when the task that waits for it gets
+/// there: a replayed task that runs later than it did in the trace (each of its wake-ups a
+/// few µs slower, a run that waited longer for its CPU) would carry that lateness through
+/// every sleep of the traced length, and a shell or a daemon waiting on a terminal or a
+/// network for seconds ends its trace with its last runs after the trace's end. Woken at
+/// the trace's time, it is back on the trace's clock after each such block. But a task that
+/// blocks after the time its interrupt came would not block at all (the rt-app timer of an
+/// absolute time that has passed does not sleep), and the trace says it did: a block is
+/// taken as the interrupt's time only when it is long enough that the replay's lateness
+/// cannot pass it. Within one CFS period every runnable task has had its turn, so a task is
+/// rarely later than that at one wake-up; the blocks shorter than that keep their length.
+fn resync_ns(nr_cpus: usize) -> u64 {
+    let v = Variant::default();
+    v.sched_latency_ns * v.tunable_factor(nr_cpus)
 }
 
 /// Moves of its own a load balancer does not make (`Stretch::balance`) that show a task
@@ -613,7 +648,7 @@ fn leads(items: &[Item]) -> Vec<bool> {
     for (k, it) in items.iter().enumerate().rev() {
         match it {
             Item::Post(..) | Item::Fork(_) => pending = true,
-            Item::Wait(..) | Item::Timer => pending = false,
+            Item::Wait(..) | Item::Timer | Item::WakeAt(_) => pending = false,
             Item::Run(_) | Item::Sleep(_) | Item::Io(_) => leads[k] = pending,
         }
     }
@@ -754,6 +789,9 @@ enum Item {
     Sleep(u64),
     Io(u64),
     Timer,
+    /// A wake-up at a time of the trace, ns after the task's previous one (or its start):
+    /// its wake timer.
+    WakeAt(u64),
     /// A wake-up of task `.1` by task `.0` (task indices; the channel is named at output).
     Post(usize, usize),
     Wait(usize, usize),
@@ -766,7 +804,9 @@ impl Item {
         let close = |a: u64, b: u64, unit: u64| a.abs_diff(b) <= (a.max(b) / 100).max(unit);
         match (self, o) {
             (Item::Run(a), Item::Run(b)) => close(*a, *b, 1024 * 1000),
-            (Item::Sleep(a), Item::Sleep(b)) | (Item::Io(a), Item::Io(b)) => close(*a, *b, 1000),
+            (Item::Sleep(a), Item::Sleep(b))
+            | (Item::Io(a), Item::Io(b))
+            | (Item::WakeAt(a), Item::WakeAt(b)) => close(*a, *b, 1000),
             _ => self == o,
         }
     }
@@ -879,6 +919,9 @@ impl Phasing<'_> {
                             Item::Sleep(avg(&|x| if let Item::Sleep(a) = x { *a } else { 0 }))
                         }
                         Item::Io(_) => Item::Io(avg(&|x| if let Item::Io(a) = x { *a } else { 0 })),
+                        Item::WakeAt(_) => {
+                            Item::WakeAt(avg(&|x| if let Item::WakeAt(a) = x { *a } else { 0 }))
+                        }
                         other => other.clone(),
                     }
                 })
@@ -893,7 +936,7 @@ impl Phasing<'_> {
 
 /// Rounding remainders (ns) of the run, sleep and I/O amounts written so far: per kind, one
 /// for the amounts that lead to a dependency and one for the rest (`leads`).
-type Carries = [[i64; 2]; 3];
+type Carries = [[i64; 2]; 4];
 
 /// One phase's events, amounts rounded to µs, each with its index in `items` (the number
 /// of its key: `run0`, `sleep1`…). `carry` keeps the rounding remainders (over a loop,
@@ -925,6 +968,7 @@ fn phase_events(
             }
             Item::Sleep(ns) => Item::Sleep(round(*ns, 1)),
             Item::Io(ns) => Item::Io(round(*ns, 2)),
+            Item::WakeAt(ns) => Item::WakeAt(round(*ns, 3)),
             other => other.clone(),
         };
         events.push((n, event));
@@ -956,6 +1000,7 @@ struct Program {
     delay_us: Option<u64>,
     timer_ref: String,
     period_us: u64,
+    wake_ref: String,
     /// The CPUs of each stretch, which phases name by index.
     pins: Vec<Vec<usize>>,
     phases: Vec<Phase>,
@@ -1121,6 +1166,7 @@ impl Serialize for Named<'_, (&Program, &Phase)> {
                 Item::Sleep(us) => m.serialize_entry(&Key("sleep", n), &us)?,
                 Item::Io(us) => m.serialize_entry(&Key("iorun", n), &Io(us))?,
                 Item::Timer => m.serialize_entry(&Key("timer", n), &Timer(p))?,
+                Item::WakeAt(us) => m.serialize_entry(&Key("timer", n), &Wake(p, us))?,
                 Item::Post(w, t) => {
                     m.serialize_entry(&Key("send", n), &Send(Channel(&names[w], &names[t])))?
                 }
@@ -1141,6 +1187,7 @@ impl Serialize for Named<'_, (&Program, &Phase)> {
 struct Io(u64);
 /// `timer`'s value: the task's timer, absolute.
 struct Timer<'a>(&'a Program);
+struct Wake<'a>(&'a Program, u64);
 struct Send<'a>(Channel<'a>);
 struct Recv<'a>(Channel<'a>);
 
@@ -1158,6 +1205,16 @@ impl Serialize for Timer<'_> {
         let mut m = s.serialize_map(Some(3))?;
         m.serialize_entry("ref", &self.0.timer_ref)?;
         m.serialize_entry("period", &self.0.period_us)?;
+        m.serialize_entry("mode", "absolute")?;
+        m.end()
+    }
+}
+
+impl Serialize for Wake<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("ref", &self.0.wake_ref)?;
+        m.serialize_entry("period", &self.1)?;
         m.serialize_entry("mode", "absolute")?;
         m.end()
     }
