@@ -122,6 +122,8 @@ fn max_rss(args: &[&str], stdin: &str) -> (std::process::ExitStatus, u64) {
     extern "C" {
         fn wait4(pid: i32, status: *mut i32, options: i32, rusage: *mut Rusage) -> i32;
     }
+    // Reaped by `wait4` below, which gives its peak RSS.
+    #[allow(clippy::zombie_processes)]
     let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
         .args(args)
         .stdin(Stdio::piped())

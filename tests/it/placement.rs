@@ -568,7 +568,7 @@ fn rt_pull_after_side(side_tail: Option<&str>) -> schedlab::report::LatencySumma
     );
     let mid = task(&r, "mid-2");
     assert!(mid.wakeups > 90, "{mid:?}");
-    mid.wakeup_latency_ns.clone()
+    mid.wakeup_latency_ns
 }
 
 /// The bound on `mid`'s wait when CPU 5 takes it as soon as `side` stops running at 90:

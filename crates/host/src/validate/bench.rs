@@ -67,6 +67,7 @@ fn hackbench_loops(quick: bool, groups: u32) -> u32 {
 }
 
 /// The simulation of one measured row, queued.
+#[allow(clippy::too_many_arguments)] // a row's fields, as the tables name them
 fn sim_row(
     o: &Opts,
     family: &'static str,
@@ -319,9 +320,7 @@ fn beside_background(cmd: &[String]) -> Result<(String, Load), String> {
     std::thread::scope(|s| {
         let h = s.spawn(|| {
             while !stop.load(Ordering::Relaxed) {
-                if let Err(e) = measure::run(&bg) {
-                    return Err(e);
-                }
+                measure::run(&bg)?;
             }
             Ok(())
         });

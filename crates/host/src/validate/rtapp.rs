@@ -300,8 +300,11 @@ struct TaskStats {
 
 type Stats = BTreeMap<String, TaskStats>;
 
-/// The metrics compared, each from a run's stats (None: not in this run).
-fn metrics() -> Vec<(&'static str, fn(&TaskStats) -> Option<f64>)> {
+/// A metric of a thread: its name and how a run's stats give it (None: not in this run).
+type Metric = (&'static str, fn(&TaskStats) -> Option<f64>);
+
+/// The metrics compared.
+fn metrics() -> Vec<Metric> {
     fn med(v: impl Iterator<Item = f64>) -> Option<f64> {
         let v: Vec<f64> = v.collect();
         (!v.is_empty()).then(|| measure::median(&v))

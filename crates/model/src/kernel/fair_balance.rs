@@ -595,7 +595,7 @@ impl Kernel {
         // The clamps matter only to the capacity fit of an asymmetric system; unread
         // elsewhere (reading a fair task's changes nothing: the lazy sync is RT's).
         let clamp = self.lb.topo.asym().then(|| self.task_clamp(t));
-        let fits = |k: &Kernel, cpu: usize| clamp.is_none_or(|c| k.task_fits_cpu(t, c, cpu));
+        let fits = |k: &Kernel, cpu: usize| clamp.map_or(true, |c| k.task_fits_cpu(t, c, cpu));
         if self.cpu_idle(target) && fits(self, target) {
             return target;
         }
@@ -1666,7 +1666,7 @@ fn select_idle_cpu(
 ) -> (Option<usize>, u32) {
     let mut fallback = None;
     let mut scanned = 0;
-    while limit.is_none_or(|l| scanned < l) {
+    while limit.map_or(true, |l| scanned < l) {
         let Some(cpu) = cpus.next() else {
             break;
         };

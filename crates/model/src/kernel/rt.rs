@@ -228,41 +228,6 @@ impl Kernel {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn highest_priority_first_fifo_within_a_level() {
-        let mut rq = RtRq::default();
-        rq.enqueue(1, 50, false);
-        rq.enqueue(2, 10, false);
-        rq.enqueue(3, 10, false);
-        assert_eq!(rq.pick(), Some(2));
-        rq.requeue_tail(2, 10);
-        assert_eq!(rq.pick(), Some(3));
-        rq.dequeue(3, 10);
-        rq.dequeue(2, 10);
-        assert_eq!(rq.pick(), Some(1));
-        assert_eq!(rq.nr_running, 1);
-    }
-
-    #[test]
-    fn throttles_past_runtime_and_unthrottles_after_replenish() {
-        let bw = RtBandwidth {
-            runtime: Some(950_000_000),
-            period: 1_000_000_000,
-        };
-        let mut rq = RtRq::default();
-        rq.enqueue(1, 0, false);
-        assert!(!bw.charge(&mut rq, 900_000_000));
-        assert!(bw.charge(&mut rq, 60_000_000));
-        assert_eq!(rq.pick(), None);
-        assert!(bw.replenish(&mut rq));
-        assert_eq!(rq.pick(), Some(1));
-    }
-}
-
 /// RT placement (`select_task_rq_rt()`, `find_lowest_rq()` over cpupri).
 impl Kernel {
     /// `rt_task_fits_capacity()`: on asymmetric systems a CPU fits an RT task when its
@@ -351,5 +316,40 @@ impl Kernel {
         } else {
             chosen.0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn highest_priority_first_fifo_within_a_level() {
+        let mut rq = RtRq::default();
+        rq.enqueue(1, 50, false);
+        rq.enqueue(2, 10, false);
+        rq.enqueue(3, 10, false);
+        assert_eq!(rq.pick(), Some(2));
+        rq.requeue_tail(2, 10);
+        assert_eq!(rq.pick(), Some(3));
+        rq.dequeue(3, 10);
+        rq.dequeue(2, 10);
+        assert_eq!(rq.pick(), Some(1));
+        assert_eq!(rq.nr_running, 1);
+    }
+
+    #[test]
+    fn throttles_past_runtime_and_unthrottles_after_replenish() {
+        let bw = RtBandwidth {
+            runtime: Some(950_000_000),
+            period: 1_000_000_000,
+        };
+        let mut rq = RtRq::default();
+        rq.enqueue(1, 0, false);
+        assert!(!bw.charge(&mut rq, 900_000_000));
+        assert!(bw.charge(&mut rq, 60_000_000));
+        assert_eq!(rq.pick(), None);
+        assert!(bw.replenish(&mut rq));
+        assert_eq!(rq.pick(), Some(1));
     }
 }

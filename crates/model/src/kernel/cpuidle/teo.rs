@@ -116,6 +116,7 @@ impl TeoCpu {
             let mut constraint_idx = 0;
             let (mut intercept_sum, mut hit_sum, mut recent_sum) = (0, 0, 0);
             let (mut idx_intercept_sum, mut idx_hit_sum, mut idx_recent_sum) = (0, 0, 0);
+            #[allow(clippy::needless_range_loop)] // `i` indexes the bins and the states
             for i in 1..states.len() {
                 let prev = self.bins[i - 1];
                 intercept_sum += prev.intercepts;
