@@ -25,7 +25,7 @@
 //! | schedutil's kthread / a dbs governor's work | [`cpufreq_work`] | deferred (no CPU) | wall |
 //! | leaving an idle state | [`idle_exit`] | running (the woken CPU) | wall |
 
-use crate::platform::{Costs, Memory, SCHED_CAPACITY_SCALE, SWITCH_PATH_LINES, TASK_STATE_LINES};
+use crate::platform::{Costs, Memory, SCHED_CAPACITY_SCALE, TASK_STATE_LINES};
 use crate::workload::ChannelKind;
 
 /// Who pays a path's cost.
@@ -284,11 +284,10 @@ pub fn resume(
     }
 }
 
-/// What a switch-in touches on its CPU: the task's working set and kernel state, and the
-/// scheduler's own lines that the wake-up and the switch walk ([`SWITCH_PATH_LINES`]).
+/// What a task touches on its CPU at a switch-in: its working set and its kernel state.
 #[inline]
 pub fn footprint(ws: u64) -> u64 {
-    ws.saturating_add((TASK_STATE_LINES + SWITCH_PATH_LINES) * 64)
+    ws.saturating_add(TASK_STATE_LINES * 64)
 }
 
 /// Wall time to refill `bytes` at `mb_s`.
@@ -298,42 +297,23 @@ fn refill_ns(bytes: u64, mb_s: u64) -> u64 {
     bytes.saturating_mul(1000) / mb_s.max(1)
 }
 
-/// What a task resumed on its own CPU lost of its working set `ws` and kernel state
-/// `state` (bytes), after `others` bytes were touched there since, in a private cache of
-/// `private` bytes that evicts the least recently used line: at its switch-out the private
-/// cache held the task's last `held` bytes (its kernel state, touched last, and the most
-/// recent of its working set), and the others' bytes push them out only beyond what the
-/// cache holds of both, its working set first (older than the kernel state its system call
-/// and switch-out touched).
-#[inline]
-fn pushed_out(ws: u64, state: u64, others: u64, private: u64) -> (u64, u64) {
-    let held_state = state.min(private);
-    let held_ws = ws.min(private - held_state);
-    let lost = others
-        .saturating_add(held_ws + held_state)
-        .saturating_sub(private)
-        .min(held_ws + held_state);
-    let ws_lost = lost.min(held_ws);
-    (ws_lost, lost - ws_lost)
-}
-
 /// The refill of a task with working set `ws` switched in after `resume`, wall time: of its
-/// working set at the bandwidth and of its kernel state one miss latency per line, what it
-/// lost — on its own CPU, what the bytes touched there since pushed out of the private
-/// cache ([`pushed_out`]); after a move in the LLC, all of the private cache's share; after
-/// a move across LLCs, the LLC's share. Both come from the LLC, or from memory once more
-/// than the LLC holds was touched in it since, or after a move across LLCs (a remote
-/// node's at the distance's ratio: bandwidth divided, latency multiplied).
+/// working set, what was touched on its CPU since (or all of the private cache's share after
+/// a move in the LLC, the LLC's share after a move across LLCs) at the bandwidth; of its
+/// kernel state as much, one miss latency per line. Both come from the LLC, or from memory
+/// once more than the LLC holds was touched in it since, or after a move across LLCs (a
+/// remote node's at the distance's ratio: bandwidth divided, latency multiplied).
 pub fn cache_refill(m: &Memory, ws: u64, resume: Resume) -> Charge {
     let (private, llc) = (m.private_kib * 1024, m.llc_kib * 1024);
     let state = TASK_STATE_LINES * 64;
     let evicted = |llc_others: u64| (llc_others > llc).then_some(10);
     let (ws_lost, state_lost, distance) = match resume {
         Resume::First => return Charge::wall(Payer::Running, 0),
-        Resume::SameCpu { others, llc_others } => {
-            let (ws_lost, state_lost) = pushed_out(ws, state, others, private);
-            (ws_lost, state_lost, evicted(llc_others))
-        }
+        Resume::SameCpu { others, llc_others } => (
+            ws.min(private).min(others),
+            state.min(others),
+            evicted(llc_others),
+        ),
         Resume::SameLlc { llc_others } => (ws.min(private), state, evicted(llc_others)),
         Resume::OtherLlc { distance } => (ws.min(llc), state, Some(distance.max(10))),
     };
@@ -583,50 +563,7 @@ mod tests {
         };
         assert_eq!(cache_refill(&m, ws, untouched).wall_ns, 0);
         assert_eq!(cache_refill(&m, ws, Resume::First).wall_ns, 0);
-        assert_eq!(
-            footprint(ws),
-            ws + (TASK_STATE_LINES + SWITCH_PATH_LINES) * 64
-        );
-    }
-
-    #[test]
-    fn a_task_resumed_on_its_cpu_loses_only_what_the_others_pushed_out_of_its_private_cache() {
-        let (_, m) = smp8();
-        let private = m.private_kib * 1024;
-        let (ws, state) = (16 * 1024, TASK_STATE_LINES * 64);
-        assert!(ws + state < private);
-        let same_cpu = |others| Resume::SameCpu {
-            others,
-            llc_others: others,
-        };
-        let refill = |others| cache_refill(&m, ws, same_cpu(others)).wall_ns;
-        // Others touched no more than the cache holds beside the task: nothing to refill.
-        let room = private - ws - state;
-        assert_eq!(refill(0), 0);
-        assert_eq!(refill(room), 0);
-        // Beyond that, the least recently used bytes go first: its working set's, each
-        // byte the others touched past the room one byte of it, at the LLC's bandwidth.
-        let over = 4 * 1024;
-        assert_eq!(refill(room + over), refill_ns(over, m.llc_mb_s));
-        assert_eq!(refill(room + ws), refill_ns(ws, m.llc_mb_s));
-        // Then its kernel state, a miss latency per line.
-        assert_eq!(
-            refill(room + ws + 640),
-            refill_ns(ws, m.llc_mb_s) + 10 * m.llc_latency_ns
-        );
-        // Once the others filled the whole cache, all it held is lost.
-        let all = refill_ns(ws, m.llc_mb_s) + TASK_STATE_LINES * m.llc_latency_ns;
-        assert_eq!(refill(private), all);
-        assert_eq!(refill(16 * private), all);
-        // A working set larger than the cache: it held the cache's worth, its state last.
-        let big = 4 * private;
-        let lost = |others| cache_refill(&m, big, same_cpu(others)).wall_ns;
-        assert_eq!(lost(0), 0);
-        assert_eq!(lost(1024), refill_ns(1024, m.llc_mb_s));
-        assert_eq!(
-            lost(private),
-            refill_ns(private - state, m.llc_mb_s) + TASK_STATE_LINES * m.llc_latency_ns
-        );
+        assert_eq!(footprint(ws), ws + TASK_STATE_LINES * 64);
     }
 
     #[test]

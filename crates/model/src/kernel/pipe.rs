@@ -61,43 +61,14 @@ pub fn wake_is_sync(kind: ChannelKind, writer: bool) -> bool {
     }
 }
 
-/// Cache lines of kernel data one pipe read or write walks besides the task's own state
-/// (v6.1 `ksys_read()`/`ksys_write()` → `pipe_read()`/`pipe_write()`, 64-byte lines):
-/// `fdget()`'s `files_struct`, `fdtable` and fd slot, 3; the `struct file`, 2; the
-/// `pipe_inode_info` (mutex, `head`/`tail`/`max_usage`, `rd_wait`/`wr_wait`, `bufs`), 3;
-/// the ring's `pipe_buffer` and its `struct page`, 2; the inode (`file_update_time()` on
-/// a write, `file_accessed()` on a read, `fsnotify`'s mask), 2; the `super_block` and
-/// `vfsmount` (their fsnotify masks, the atime flags) and `sb_start_write_trylock()`'s
-/// per-CPU count, 3.
-const PIPE_OP_LINES: u64 = 15;
-
-/// Cache lines of kernel data one socket send or receive walks besides the task's own
-/// state and the skb (v6.1 `sock_sendmsg()`/`sock_recvmsg()`, 64-byte lines): `fdget()`'s
-/// `files_struct`, `fdtable` and fd slot, 3; the `struct file` and `struct socket`, 2; the
-/// task's own `sock` (`sk_sndbuf`/`sk_wmem_alloc`, flags and state, the receive queue's
-/// head and lock, `iolock`), 4; the peer's (`unix_peer()`'s or loopback's receiving
-/// socket: its receive queue, `sk_data_ready`, `sk_write_space`), 4; the skb slab's
-/// per-CPU freelists (head and data), 2; the socket's `socket_wq`, 1; AF_UNIX's
-/// credentials (`scm_send()`: the `pid` and `cred` refs), 2. Loopback UDP/TCP have the
-/// IP layer's instead of the credentials (`dst_entry`, the loopback `net_device`,
-/// `softnet_data`'s backlog, the per-CPU SNMP counters): taken as the same count.
-const SOCKET_OP_LINES: u64 = 18;
-
-/// Cache lines a futex wait or wake walks besides the task's own state and the futex word
-/// (its working set): the futex hash bucket with its lock (`futex_hash()`), 1.
-const FUTEX_OP_LINES: u64 = 1;
-
 /// Bytes one read or write of `bytes` on a channel of `kind` touches, for cache refills:
-/// the data, on a socket the skb that carries it, and the kernel data the operation walks
-/// (`PIPE_OP_LINES`, `SOCKET_OP_LINES`, `FUTEX_OP_LINES`). Queued data is memory of its own
+/// the data, and on a socket the skb that carries it. Queued data is memory of its own
 /// (the skbs or pipe pages in flight), so it evicts what the CPU's other tasks had cached.
 pub fn op_footprint(kind: ChannelKind, bytes: u64) -> u64 {
     match kind {
-        ChannelKind::Pipe => bytes + PIPE_OP_LINES * 64,
-        ChannelKind::Unix | ChannelKind::Tcp | ChannelKind::Udp => {
-            bytes + SKB_STRUCT + SKB_SHINFO + SOCKET_OP_LINES * 64
-        }
-        ChannelKind::Futex => FUTEX_OP_LINES * 64,
+        ChannelKind::Pipe => bytes,
+        ChannelKind::Unix | ChannelKind::Tcp | ChannelKind::Udp => bytes + SKB_STRUCT + SKB_SHINFO,
+        ChannelKind::Futex => 0,
     }
 }
 

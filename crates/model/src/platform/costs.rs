@@ -126,28 +126,6 @@ pub struct Memory {
 /// then touches is its working set, refilled at the memory's bandwidth.
 pub const TASK_STATE_LINES: u64 = 74;
 
-/// Cache lines of the scheduler's own data that one wake-up and switch-in walk besides the
-/// tasks' kernel state (v6.1, 64-byte lines), which pass through the private cache of the
-/// CPU and evict what its sleeping tasks held there (counted in [`crate::machine::footprint`]
-/// at each switch-in, the wake-up's with it): `struct rq`'s lock and `nr_running`, its
-/// clocks, `curr`/`idle`/`next_balance`, `nr_switches`/`ttwu_pending`/`cpu_capacity`, 4;
-/// its `cfs_rq`'s load and counts with `min_vruntime`, `tasks_timeline` with
-/// `curr`/`next`/`last`, its `sched_avg` and `removed`, 4; the timeline neighbours the
-/// insertion and the pick compare (the parent's and the leftmost's entity), 2;
-/// `rcu_note_context_switch()`'s per-CPU `rcu_data`, 1; `update_curr()`'s
-/// `cgroup_account_cputime()` (cpuacct's per-CPU usage, the rstat per-CPU node), 2;
-/// `psi_task_change()`/`psi_task_switch()`'s per-CPU `psi_group_cpu`, 2; `sched_clock()`'s
-/// data, 1; `check_and_switch_context()`'s per-CPU `active_asids` (arm64; x86's
-/// `cpu_tlbstate`), 1; `select_task_rq_fair()`'s `sched_domain`, `sd_llc_shared`
-/// (`has_idle_cores`) and the target's runqueue line `available_idle_cpu()` reads, 3; the
-/// system call table's entry, 1. Only data: the paths' code passes through the
-/// instruction cache, which every modelled platform has apart from the data cache
-/// ([`Memory::private_kib`]), and a private unified L2 (x86's, 256 KiB and up) holds a
-/// switch's code many times over. The lines are counted at every switch-in, where a
-/// cache would evict them once while they stay hot: between two runs of a task on a
-/// busy CPU this counts each switch's lines again, an upper bound on what they push out.
-pub const SWITCH_PATH_LINES: u64 = 21;
-
 /// A key of `[costs]` or `[memory]` as `--set cost.<name>` / `memory.<name>` and
 /// `schedlab switches` show it.
 pub struct MachineField {
@@ -447,19 +425,14 @@ impl IpcCosts {
 
 /// A53 cycles of one pipe read or write beyond the syscall, wake-up and switch paths and
 /// the cache refills: fitted on seed 002's `hackbench -p -l 160 -g 16` on `smp8` (0.786 s),
-/// the mean of seeds 0–4 (`experiments/calibration/smp8-hackbench-pipe.toml`), refitted
-/// with the least-recently-used same-CPU refill and the paths' own lines
-/// (`machine::cache_refill`, `SWITCH_PATH_LINES`): the mean does not move monotonically at
-/// this scatter (seeds spread ±10%; 1 200 ns gives 0.752 s, 1 300 ns 0.807, 1 350 ns 0.818,
-/// 1 400 ns 0.776, 1 500 ns 0.858 at 1.2 GHz), so the fit is where the least-squares line
-/// through ten such means, 1 200–1 500 ns, crosses the board's: 1 300 ns.
-const PIPE_OP_CYCLES: u64 = 1_560;
+/// the mean of seeds 0–4 (which spread ±9%): 1 350 ns at 1.2 GHz gives 0.779 s (1 250 ns:
+/// 0.828 s; 1 500 ns: 0.846 s; the mean does not move monotonically at this scatter, so the
+/// fit is to ±5%).
+const PIPE_OP_CYCLES: u64 = 1_620;
 /// A53 cycles of one AF_UNIX stream send or receive: fitted on seed 002's `hackbench -l 160
-/// -g 16` on `smp8` (1.315 s), the mean of seeds 0–4 (which spread ±3%;
-/// `experiments/calibration/smp8-hackbench-socket.toml`), refitted as the pipe's: the
-/// least-squares line through the means at 3 700–3 950 ns (3 700 ns: 1.266 s, 3 900 ns:
-/// 1.317 s) crosses the board's at 3 867 ns, which gives 1.351 s.
-const UNIX_OP_CYCLES: u64 = 4_640;
+/// -g 16` on `smp8` (1.315 s), the mean of seeds 0–4 (which spread ±3%): 4 000 ns at
+/// 1.2 GHz gives 1.310 s (3 900 ns: 1.294 s; 4 300 ns: 1.422 s).
+const UNIX_OP_CYCLES: u64 = 4_800;
 /// A53 cycles of a UDP packet's protocol layers and of its loopback receive softirq (taken
 /// equal): fitted on seed 000's netperf UDP_STREAM send-64 Hmean (62.15 Mbit/s, v5.7 base)
 /// on `x86-4c8t` (3 820 ns each at 3.8 GHz × 2.5 work per cycle).

@@ -10,7 +10,7 @@ mod presets;
 
 pub use costs::{
     a53_cycles, work_per_cycle, Costs, IpcCosts, MachineField, Memory, COST_FIELDS, MEMORY_FIELDS,
-    SWITCH_PATH_LINES, TASK_STATE_LINES,
+    TASK_STATE_LINES,
 };
 pub use file::{load_file, parse_platform};
 pub use presets::{preset, preset_names};
