@@ -35,8 +35,9 @@ pub struct MenuDevice {
     /// as each one is replaced: `typical_interval_us` reads its first round off them and
     /// drops the largest from the end of the sorted copy, where menu.c walks the eight
     /// intervals once per round (the same integers: sums of integers, in any order).
+    /// (Intervals are below 2^54 µs, so their sum fits 64 bits; their squares do not.)
     sorted: [u64; INTERVALS],
-    sum: u128,
+    sum: u64,
     sum_sq: u128,
 }
 
@@ -85,19 +86,19 @@ impl MenuDevice {
     fn typical_interval_us(&self) -> u64 {
         let (mut sum, mut sum_sq, mut divisor) = (self.sum, self.sum_sq, INTERVALS);
         loop {
-            let n = divisor as u128;
-            let avg = sum / n;
+            let avg = sum / divisor as u64;
             // The kernel's Σ(v − avg)² from the sums: Σv² − 2·avg·Σv + n·avg², the same
             // integer (avg is an integer; no term overflows for intervals below KTIME_MAX
             // µs). Divided in 64 bits when it fits, as it does for any idle period below
             // ~1.5 s.
-            let squares = sum_sq + n * avg * avg - 2 * avg * sum;
+            let (a, n) = (u128::from(avg), divisor as u128);
+            let squares = sum_sq + n * a * a - 2 * a * u128::from(sum);
             let variance = match u64::try_from(squares) {
                 Ok(s) => u128::from(s / divisor as u64),
                 Err(_) => squares / n,
             };
-            if (avg * avg > variance * 36 && divisor * 4 >= INTERVALS * 3) || variance <= 400 {
-                return avg as u64;
+            if (a * a > variance * 36 && divisor * 4 >= INTERVALS * 3) || variance <= 400 {
+                return avg;
             }
             if divisor * 4 <= INTERVALS * 3 {
                 return u64::MAX;
@@ -106,7 +107,7 @@ impl MenuDevice {
             // equal to the largest goes (some remain, or the variance would be 0).
             let max = self.sorted[divisor - 1];
             while self.sorted[divisor - 1] == max {
-                sum -= u128::from(max);
+                sum -= max;
                 sum_sq -= u128::from(max) * u128::from(max);
                 divisor -= 1;
             }
@@ -114,11 +115,12 @@ impl MenuDevice {
     }
 
     /// Record an idle length (µs) in place of the oldest, in the history and the sorted
-    /// copy and its sums.
+    /// copy and its sums; `us` is an idle length in ns divided by 1000, so below 2^54.
     fn push_interval(&mut self, us: u64) {
+        debug_assert!(us < 1 << 54, "{us} µs is no idle length");
         let old = std::mem::replace(&mut self.intervals[self.interval_ptr], us);
         self.interval_ptr = (self.interval_ptr + 1) % INTERVALS;
-        self.sum = self.sum - u128::from(old) + u128::from(us);
+        self.sum = self.sum - old + us;
         self.sum_sq =
             self.sum_sq - u128::from(old) * u128::from(old) + u128::from(us) * u128::from(us);
         // Take `old` out of the sorted copy and slide `us` into its place in order.
