@@ -215,6 +215,9 @@ impl Kernel {
         (trace, logs)
     }
 
+    /// Emit `ev` to the trace, if there is one. Inlined: most runs have no trace, and the
+    /// test then costs less than the call (and the event is not built).
+    #[inline]
     pub(super) fn emit(&mut self, ts: Time, cpu: usize, ev: &TraceEvent<'_>) {
         if let Some(obs) = self.observer.as_mut() {
             let current = self.rqs[cpu].curr.map(|t| task_ref(&self.tasks[t]));
