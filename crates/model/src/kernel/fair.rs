@@ -772,8 +772,20 @@ impl Fair {
     }
 
     /// `clear_buddies()`: each buddy pointing at `se` is cleared, and at the levels above
-    /// while it points at `se`'s ancestors (`__clear_buddies_next()` etc.).
+    /// while it points at `se`'s ancestors (`__clear_buddies_next()` etc.). The test is
+    /// inlined at each dequeue and pick, most of which find no buddy of `se`; the clearing
+    /// is not.
+    #[inline]
     fn clear_buddies(&mut self, cfs: usize, se: SeId) {
+        let rq = &self.rqs[cfs];
+        if rq.next == Some(se) || rq.last == Some(se) || rq.skip == Some(se) {
+            self.clear_buddies_up(cfs, se);
+        }
+    }
+
+    /// [`Fair::clear_buddies`] of an entity some buddy of its queue points at.
+    #[inline(never)]
+    fn clear_buddies_up(&mut self, cfs: usize, se: SeId) {
         for which in 0..3 {
             let (mut cfs, mut se) = (cfs, se);
             loop {

@@ -85,6 +85,10 @@ struct GroupStats {
 struct SdState {
     last_balance: u64,
     interval_ms: u64,
+    /// `get_sd_balance_interval()` of `interval_ms` in ns, idle and busy: worked out when
+    /// the interval changes (`Balance::set_interval`), not at each of its reads (every
+    /// newly-idle balance reads one per level).
+    interval_ns: [u64; 2],
     nr_balance_failed: u32,
     max_newidle_lb_cost: u64,
     last_decay_max_lb_cost: u64,
@@ -192,16 +196,9 @@ impl Balance {
         let sd = topo
             .domains
             .iter()
-            .map(|ds| {
-                ds.iter()
-                    .map(|d| SdState {
-                        interval_ms: d.min_interval_ms,
-                        ..SdState::default()
-                    })
-                    .collect()
-            })
+            .map(|ds| vec![SdState::default(); ds.len()])
             .collect();
-        Balance {
+        let mut b = Balance {
             em: EnergyModel::new(p),
             eas,
             overutilized: false,
@@ -230,6 +227,26 @@ impl Balance {
             max_interval_jiffies: (hz * n as u64 / 10).max(1),
             stats: BalanceStats::default(),
             topo,
+        };
+        for cpu in 0..n {
+            for level in 0..b.topo.domains[cpu].len() {
+                b.set_interval(cpu, level, b.topo.domains[cpu][level].min_interval_ms);
+            }
+        }
+        b
+    }
+
+    /// `sd->balance_interval` of `cpu`'s domain `level` becomes `ms`, with the intervals
+    /// `get_sd_balance_interval()` makes of it in ns: × `busy_factor` when busy, in
+    /// jiffies (rounded up), at least one and at most `HZ × nr_cpus / 10`.
+    fn set_interval(&mut self, cpu: usize, level: usize, ms: u64) {
+        let busy_factor = self.topo.domains[cpu][level].busy_factor;
+        let (tick, max) = (self.tick_ns, self.max_interval_jiffies);
+        let ns = |ms: u64| (ms * 1_000_000).div_ceil(tick).clamp(1, max) * tick;
+        let st = &mut self.sd[cpu][level];
+        if st.interval_ms != ms || st.interval_ns[0] == 0 {
+            st.interval_ms = ms;
+            st.interval_ns = [ns(ms), ns(ms * busy_factor)];
         }
     }
 }
@@ -993,17 +1010,9 @@ impl Kernel {
 
     // ----- load balancing ----------------------------------------------------------------
 
-    /// `get_sd_balance_interval()` in ns: the domain's interval (× busy_factor when busy),
-    /// in jiffies, at most `HZ × nr_cpus / 10`.
+    /// `get_sd_balance_interval()` in ns (`Balance::set_interval` works it out).
     fn sd_interval(&self, cpu: usize, level: usize, busy: bool) -> u64 {
-        let d = &self.lb.topo.domains[cpu][level];
-        let mut ms = self.lb.sd[cpu][level].interval_ms;
-        if busy {
-            ms *= d.busy_factor;
-        }
-        let tick = self.lb.tick_ns;
-        let jiffies = (ms * 1_000_000).div_ceil(tick);
-        jiffies.clamp(1, self.lb.max_interval_jiffies) * tick
+        self.lb.sd[cpu][level].interval_ns[usize::from(busy)]
     }
 
     /// `trigger_load_balance()` from a busy CPU's tick: its own periodic balance when due,
@@ -1320,12 +1329,12 @@ impl Kernel {
         };
         let Some((busiest, migration, imbalance)) = outcome else {
             // out_balanced.
-            let st = &mut self.lb.sd[dst][level];
-            st.nr_balance_failed = 0;
+            self.lb.sd[dst][level].nr_balance_failed = 0;
             if idle != IdleType::NewlyIdle {
                 let max = self.lb.topo.domains[dst][level].max_interval_ms;
-                if st.interval_ms < max {
-                    st.interval_ms = (st.interval_ms * 2).min(max);
+                let ms = self.lb.sd[dst][level].interval_ms;
+                if ms < max {
+                    self.lb.set_interval(dst, level, (ms * 2).min(max));
                 }
             }
             return (false, 0);
@@ -1340,7 +1349,7 @@ impl Kernel {
             (d.min_interval_ms, d.cache_nice_tries, d.imbalance_pct);
         if moved > 0 {
             self.lb.sd[dst][level].nr_balance_failed = 0;
-            self.lb.sd[dst][level].interval_ms = min_interval;
+            self.lb.set_interval(dst, level, min_interval);
             self.lb.stats.lb_migrations += moved;
             return (true, examined);
         }
@@ -1363,7 +1372,7 @@ impl Kernel {
             self.lb.push_cpu[src] = Some(dst);
             self.resched_curr(src);
             self.lb.sd[dst][level].nr_balance_failed = cache_nice_tries + 1;
-            self.lb.sd[dst][level].interval_ms = min_interval;
+            self.lb.set_interval(dst, level, min_interval);
         }
         (false, examined)
     }

@@ -847,7 +847,7 @@ impl Cpufreq {
         local: usize,
         now: u64,
         flags: u32,
-        util: &dyn Fn(usize) -> CpuUtil,
+        util: &impl Fn(usize) -> CpuUtil,
     ) -> Option<Action> {
         match self {
             Cpufreq::Schedutil(s) => s.update_util(cpu, local, now, flags, util),

@@ -107,7 +107,7 @@ impl Sugov {
         local: usize,
         now: u64,
         flags: u32,
-        input: &dyn Fn(usize) -> CpuUtil,
+        input: &impl Fn(usize) -> CpuUtil,
     ) -> Option<Action> {
         let policy = self.policies.of_cpu(cpu);
         if self.policies.get(policy).cpus.len() > 1 {
@@ -155,7 +155,7 @@ impl Sugov {
         policy: usize,
         time: u64,
         flags: u32,
-        input: &dyn Fn(usize) -> CpuUtil,
+        input: &impl Fn(usize) -> CpuUtil,
     ) -> Option<Action> {
         let cached_freq = self.sg_policy[policy].cached_raw_freq;
         let rq = input(cpu);
@@ -211,7 +211,7 @@ impl Sugov {
         policy: usize,
         time: u64,
         flags: u32,
-        input: &dyn Fn(usize) -> CpuUtil,
+        input: &impl Fn(usize) -> CpuUtil,
     ) -> Option<Action> {
         let sg_cpu = &mut self.sg_cpu[cpu];
         sg_cpu.iowait_boost(time, flags, self.tick_ns, self.iowait_boost);
@@ -232,7 +232,7 @@ impl Sugov {
         &mut self,
         policy: usize,
         time: u64,
-        input: &dyn Fn(usize) -> CpuUtil,
+        input: &impl Fn(usize) -> CpuUtil,
     ) -> u32 {
         let (mut util, mut max) = (0, 1);
         for &j in &self.policies.get(policy).cpus {

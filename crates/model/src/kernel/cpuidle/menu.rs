@@ -31,6 +31,14 @@ pub struct MenuDevice {
     /// The last idle lengths, µs.
     intervals: [u64; INTERVALS],
     interval_ptr: usize,
+    /// The same lengths sorted (smallest first), with their sum and sum of squares, kept
+    /// as each one is replaced: `typical_interval_us` reads its first round off them and
+    /// drops the largest from the end of the sorted copy, where menu.c walks the eight
+    /// intervals once per round (the same integers: sums of integers, in any order).
+    /// (Intervals are below 2^54 µs, so their sum fits 64 bits; their squares do not.)
+    sorted: [u64; INTERVALS],
+    sum: u64,
+    sum_sq: u128,
 }
 
 impl Default for MenuDevice {
@@ -42,6 +50,9 @@ impl Default for MenuDevice {
             correction_factor: [RESOLUTION * DECAY; BUCKETS],
             intervals: [0; INTERVALS],
             interval_ptr: 0,
+            sorted: [0; INTERVALS],
+            sum: 0,
+            sum_sq: 0,
         }
     }
 }
@@ -70,36 +81,59 @@ impl MenuDevice {
     /// `get_typical_interval()`: the average of the last intervals (in µs) when their
     /// standard deviation is small (≤ 20 µs, or a sixth of the average with at least 3/4 of
     /// the samples), dropping the largest outliers while 3/4 remain; `u64::MAX` otherwise.
+    /// Each round keeps the intervals below the last round's largest: a prefix of the
+    /// sorted copy, whose sums are the running ones less the dropped values'.
     fn typical_interval_us(&self) -> u64 {
-        let mut thresh = u64::MAX;
+        let (mut sum, mut sum_sq, mut divisor) = (self.sum, self.sum_sq, INTERVALS);
         loop {
-            let (mut sum, mut sum_sq, mut max, mut divisor) = (0u64, 0u128, 0u64, 0usize);
-            for &v in self.intervals.iter().filter(|&&v| v <= thresh) {
-                sum += v;
-                sum_sq += u128::from(v) * u128::from(v);
-                max = max.max(v);
-                divisor += 1;
-            }
             let avg = sum / divisor as u64;
-            // The kernel's Σ(v − avg)² in one pass: expanded, Σv² − 2·avg·Σv + n·avg², the
-            // same integer (avg is an integer; no term overflows for intervals below
-            // KTIME_MAX µs). Divided in 64 bits when the sum fits, as it does for any idle
-            // period below ~1.5 s.
+            // The kernel's Σ(v − avg)² from the sums: Σv² − 2·avg·Σv + n·avg², the same
+            // integer (avg is an integer; no term overflows for intervals below KTIME_MAX
+            // µs). Divided in 64 bits when it fits, as it does for any idle period below
+            // ~1.5 s.
             let (a, n) = (u128::from(avg), divisor as u128);
             let squares = sum_sq + n * a * a - 2 * a * u128::from(sum);
             let variance = match u64::try_from(squares) {
                 Ok(s) => u128::from(s / divisor as u64),
                 Err(_) => squares / n,
             };
-            let avg2 = a * a;
-            if (avg2 > variance * 36 && divisor * 4 >= INTERVALS * 3) || variance <= 400 {
+            if (a * a > variance * 36 && divisor * 4 >= INTERVALS * 3) || variance <= 400 {
                 return avg;
             }
             if divisor * 4 <= INTERVALS * 3 {
                 return u64::MAX;
             }
-            thresh = max - 1;
+            // The next round's threshold is this round's largest less one: every interval
+            // equal to the largest goes (some remain, or the variance would be 0).
+            let max = self.sorted[divisor - 1];
+            while self.sorted[divisor - 1] == max {
+                sum -= max;
+                sum_sq -= u128::from(max) * u128::from(max);
+                divisor -= 1;
+            }
         }
+    }
+
+    /// Record an idle length (µs) in place of the oldest, in the history and the sorted
+    /// copy and its sums; `us` is an idle length in ns divided by 1000, so below 2^54.
+    fn push_interval(&mut self, us: u64) {
+        debug_assert!(us < 1 << 54, "{us} µs is no idle length");
+        let old = std::mem::replace(&mut self.intervals[self.interval_ptr], us);
+        self.interval_ptr = (self.interval_ptr + 1) % INTERVALS;
+        self.sum = self.sum - old + us;
+        self.sum_sq =
+            self.sum_sq - u128::from(old) * u128::from(old) + u128::from(us) * u128::from(us);
+        // Take `old` out of the sorted copy and slide `us` into its place in order.
+        let mut at = self.sorted.partition_point(|&v| v < old);
+        while at + 1 < INTERVALS && self.sorted[at + 1] < us {
+            self.sorted[at] = self.sorted[at + 1];
+            at += 1;
+        }
+        while at > 0 && self.sorted[at - 1] > us {
+            self.sorted[at] = self.sorted[at - 1];
+            at -= 1;
+        }
+        self.sorted[at] = us;
     }
 
     /// `menu_select()` on a CPU whose tick still runs (every selection in the model is made
@@ -210,8 +244,7 @@ impl MenuDevice {
             factor += RESOLUTION;
         }
         self.correction_factor[self.bucket] = factor;
-        self.intervals[self.interval_ptr] = measured_ns / NSEC_PER_USEC;
-        self.interval_ptr = (self.interval_ptr + 1) % INTERVALS;
+        self.push_interval(measured_ns / NSEC_PER_USEC);
     }
 }
 
@@ -268,11 +301,13 @@ mod tests {
             // Regular and irregular histories, from a few µs to past 2^32 µs.
             let scale = [10, 1_000, 100_000, 10_000_000, 1 << 40][round % 5];
             let base = rng.below(scale) + 1;
-            for v in &mut m.intervals {
-                *v = match rng.below(4) {
+            // A full history and up to as many again, so that pushes replace recorded
+            // lengths (the sorted copy and its sums follow).
+            for _ in 0..INTERVALS as u64 + rng.below(INTERVALS as u64) {
+                m.push_interval(match rng.below(4) {
                     0 => rng.below(scale * 4),
                     _ => base + rng.below(base / 8 + 1),
-                };
+                });
             }
             assert_eq!(
                 m.typical_interval_us(),
