@@ -1286,7 +1286,11 @@ impl Kernel {
                 }
             }
             s.kind = classify(&s, pct);
-            s.avg_load = s.load * u64::from(SCHED_CAPACITY_SCALE) / s.capacity.max(1);
+            // update_sg_lb_stats() computes avg_load for an overloaded group only: a fully-busy
+            // group's stays 0, so update_sd_pick_busiest() keeps the first fully-busy group.
+            if s.kind == GroupType::Overloaded {
+                s.avg_load = s.load * u64::from(SCHED_CAPACITY_SCALE) / s.capacity.max(1);
+            }
             if is_local {
                 local = groups.len();
             }
@@ -1474,11 +1478,18 @@ impl Kernel {
             };
             return Some((bi, Migration::Task, imb)).filter(|x| x.2 > 0);
         }
-        if local.kind < GroupType::Overloaded && local.avg_load >= sds_avg {
-            return None;
-        }
+        // A local group short of overloaded gets its avg_load here, where it will take load.
+        let local_avg = if local.kind < GroupType::Overloaded {
+            let avg = local.load * u64::from(SCHED_CAPACITY_SCALE) / local.capacity.max(1);
+            if avg >= b.avg_load || avg >= sds_avg {
+                return None;
+            }
+            avg
+        } else {
+            local.avg_load
+        };
         let imb = (b.avg_load.saturating_sub(sds_avg) * b.capacity)
-            .min(sds_avg.saturating_sub(local.avg_load) * local.capacity)
+            .min(sds_avg.saturating_sub(local_avg) * local.capacity)
             / u64::from(SCHED_CAPACITY_SCALE);
         Some((bi, Migration::Load, imb)).filter(|x| x.2 > 0)
     }
