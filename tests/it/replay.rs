@@ -48,6 +48,12 @@ fn replay(
     replay_of(extract_args(trace, pin), platform, sets, trace_out)
 }
 
+/// The replay under powersave, slower than the trace, with its trace into `out`.
+fn replay_slower(trace: &Path, pin: bool, out: &Path) -> Report {
+    let sets = ["cpufreq.governor=powersave"];
+    replay(trace, pin, None, &sets, Some(out.to_path_buf()))
+}
+
 /// The replay report of what `extract` takes from its trace.
 fn replay_of(
     extract: FromTraceArgs,
@@ -407,13 +413,7 @@ fn a_periodic_task_replays_as_a_timer_and_its_chain_follows() {
         .flatten()
         .all(|c| *c == Cause::Task(prod)));
     let out = tmp.path().join("slow.txt");
-    let r = replay(
-        &trace,
-        false,
-        None,
-        &["cpufreq.governor=powersave"],
-        Some(out.clone()),
-    );
+    let r = replay_slower(&trace, false, &out);
     let p = r.tasks.iter().find(|t| t.task.starts_with("prod")).unwrap();
     // The period stays: as many activations; the run stretches at the lowest OPP.
     assert!(p.trace_wakeups.abs_diff(p.replay_wakeups) <= 1, "{p:?}");
@@ -1568,13 +1568,7 @@ fn an_interrupt_after_a_long_block_wakes_at_its_traced_time() {
     let trace = dir.path().join("daemon.txt");
     std::fs::write(&trace, &text).unwrap();
     let out = dir.path().join("replay.txt");
-    let r = replay(
-        &trace,
-        true,
-        None,
-        &["cpufreq.governor=powersave"],
-        Some(out.clone()),
-    );
+    let r = replay_slower(&trace, true, &out);
     let row = r.tasks.iter().find(|t| t.task == "d").unwrap();
     assert_eq!((row.trace_wakeups, row.replay_wakeups), (3, 3));
     // The replay's own trace: d's blocks, µs from its first run.
