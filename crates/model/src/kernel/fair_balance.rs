@@ -244,10 +244,8 @@ impl Balance {
         let (tick, max) = (self.tick_ns, self.max_interval_jiffies);
         let ns = |ms: u64| (ms * 1_000_000).div_ceil(tick).clamp(1, max) * tick;
         let st = &mut self.sd[cpu][level];
-        if st.interval_ms != ms || st.interval_ns[0] == 0 {
-            st.interval_ms = ms;
-            st.interval_ns = [ns(ms), ns(ms * busy_factor)];
-        }
+        st.interval_ms = ms;
+        st.interval_ns = [ns(ms), ns(ms * busy_factor)];
     }
 }
 

@@ -789,8 +789,8 @@ enum Item {
     Sleep(u64),
     Io(u64),
     Timer,
-    /// A wake-up at a time of the trace, ns after the task's previous one (or its start):
-    /// its wake timer.
+    /// A wake-up at a time of the trace, ns after the task's previous one of these (or after
+    /// the end of its `delay`, where rt-app starts a timer): its wake timer.
     WakeAt(u64),
     /// A wake-up of task `.1` by task `.0` (task indices; the channel is named at output).
     Post(usize, usize),

@@ -22,6 +22,7 @@ pub use ondemand::Ondemand;
 pub use schedutil::Sugov;
 pub use userspace::Userspace;
 
+use crate::kernel::sched::Errno;
 use crate::platform::{FreqDomain, Opp, Platform, SCHED_CAPACITY_SCALE};
 
 /// `SCHED_CPUFREQ_IOWAIT`: the `flags` bit of a `cpufreq_update_util()` call made when a task
@@ -897,14 +898,10 @@ impl Cpufreq {
 
     /// A write of `khz` to `policy`'s `scaling_setspeed` (`store_scaling_setspeed()`):
     /// `EINVAL` unless the governor has a `store_setspeed` (userspace alone does).
-    pub fn store_setspeed(
-        &mut self,
-        policy: usize,
-        khz: u32,
-    ) -> Result<Option<FreqChange>, crate::kernel::sched::Errno> {
+    pub fn store_setspeed(&mut self, policy: usize, khz: u32) -> Result<Option<FreqChange>, Errno> {
         match self {
             Cpufreq::Userspace(u) => Ok(u.store_setspeed(policy, khz)),
-            _ => Err(crate::kernel::sched::Errno::EINVAL),
+            _ => Err(Errno::EINVAL),
         }
     }
 
