@@ -191,14 +191,15 @@ fn newly_idle_balancing_is_skipped_when_avg_idle_is_below_its_cost() {
     assert!(long.balance.newidle_passes > 0, "{:?}", long.balance);
 }
 
-/// `tbench N` on `platform` for `ms` of simulated time: (results, MB/s). `no_deep_idle` holds
-/// `/dev/cpu_dma_latency` at 0 for the run, as a benchmarker who keeps the idle states' exit
-/// latencies out of a throughput figure does.
+/// `tbench N` on `platform` for `ms` of simulated time, with the switches `sets`: (results,
+/// MB/s). `no_deep_idle` holds `/dev/cpu_dma_latency` at 0 for the run, as a benchmarker who
+/// keeps the idle states' exit latencies out of a throughput figure does.
 fn tbench_run(
     platform: &str,
     clients: u32,
     ms: u64,
     no_deep_idle: bool,
+    sets: &[&str],
 ) -> (schedlab::report::Results, f64) {
     use schedlab::gen::{tbench, TbenchArgs};
     let mut json = tbench(&TbenchArgs {
@@ -208,7 +209,7 @@ fn tbench_run(
     if no_deep_idle {
         json["global"]["pm_qos_cpu_dma_latency_us"] = 0.into();
     }
-    let r = run_json(platform, &json.to_string(), ms * 1_000_000, &[]);
+    let r = run_json(platform, &json.to_string(), ms * 1_000_000, sets);
     let w = r.workload_metrics.as_ref().expect("tbench's metric");
     let mb = w["mb_per_sec"].as_f64().expect("mb_per_sec");
     (r, mb)
@@ -220,10 +221,15 @@ fn tbench_scales_with_clients_until_the_cpus_saturate() {
     // half busy (the writer's send path overlaps the woken reader): on 8 CPUs throughput
     // doubles from 1 to 2 clients, and past the CPU count more clients share the same CPUs.
     // The idle states are held off: with one or two pairs the CPUs idle between messages,
-    // and the exit latency of a deep state would be measured instead (checked below).
+    // and the exit latency of a deep state would be measured instead (checked below). So is
+    // the frequency: smp8's eight CPUs are one schedutil policy, and a ping-pong's
+    // frequency-invariant utilization falls with the frequency, so one or two pairs can
+    // settle at either of two OPPs (729 or 960 MHz) by the run's first few ms, and the
+    // ratio would compare clocks, not CPUs.
+    let perf = ["cpufreq.governor=performance"];
     let mb: Vec<f64> = [1, 2, 8, 16, 32]
         .iter()
-        .map(|&n| tbench_run("smp8", n, 100, true).1)
+        .map(|&n| tbench_run("smp8", n, 100, true, &perf).1)
         .collect();
     assert!(mb[1] > 1.8 * mb[0], "1 → 2 clients: {mb:?}");
     assert!(mb[2] > 3.0 * mb[0], "1 → 8 clients: {mb:?}");
@@ -235,12 +241,12 @@ fn tbench_scales_with_clients_until_the_cpus_saturate() {
     }
     // Saturation is the steady state: over 200 ms, the start (the clients' connections and
     // the first requests, a few ms with CPUs still idle) weighs less.
-    let (r, _) = tbench_run("smp8", 16, 200, false);
+    let (r, _) = tbench_run("smp8", 16, 200, false, &[]);
     let busy = r.cpus.iter().map(|c| c.busy_ns).sum::<u64>() as f64 / (8.0 * 200e6);
     assert!(busy > 0.98, "16 clients leave the CPUs {busy} busy");
     // The 256-CPU Zen3 is far from saturated by 32 clients: linear growth.
-    let few = tbench_run("zen3-2s", 4, 50, false).1;
-    let many = tbench_run("zen3-2s", 32, 50, false).1;
+    let few = tbench_run("zen3-2s", 4, 50, false, &[]).1;
+    let many = tbench_run("zen3-2s", 32, 50, false, &[]).1;
     assert!(many > 6.4 * few, "zen3-2s 4 → 32 clients: {few} → {many}");
 }
 
@@ -250,8 +256,8 @@ fn tbench_scales_with_clients_until_the_cpus_saturate() {
 /// limit at 0, where only WFI (1 µs) is left.
 #[test]
 fn a_lone_tbench_client_pays_the_idle_states_exit_latency() {
-    let (_, with_deep) = tbench_run("smp8", 1, 100, false);
-    let (_, wfi_only) = tbench_run("smp8", 1, 100, true);
+    let (_, with_deep) = tbench_run("smp8", 1, 100, false, &[]);
+    let (_, wfi_only) = tbench_run("smp8", 1, 100, true, &[]);
     assert!(
         with_deep < wfi_only,
         "{with_deep} MB/s against {wfi_only} with WFI only"
@@ -261,7 +267,7 @@ fn a_lone_tbench_client_pays_the_idle_states_exit_latency() {
 #[test]
 fn tbench_counts_the_read_and_written_payload_of_completed_operations() {
     use schedlab::gen::{tbench_channels, tbench_payload_bytes};
-    let (r, mb) = tbench_run("smp8", 3, 50, false);
+    let (r, mb) = tbench_run("smp8", 3, 50, false, &[]);
     let chan = |name: &str| r.channels.iter().find(|c| c.name == name).unwrap();
     let mut bytes = 0;
     for i in 0..3 {
