@@ -62,6 +62,20 @@ pub fn run_variant(
 /// and a refill of a default working set and the kernel state from memory.
 pub fn wake_path_bound_ns(platform: &str, cpu: usize) -> u64 {
     let p = Platform::resolve(platform).expect("platform");
+    let cluster = &p.freq_domains[p.cpus[cpu].freq_domain].cluster_idle_states;
+    let exit = p.cpus[cpu]
+        .idle_states
+        .iter()
+        .chain(cluster)
+        .map(|s| s.exit_latency_ns)
+        .max()
+        .unwrap_or(0);
+    busy_wake_path_bound_ns(platform, cpu) + machine::idle_exit(exit).wall_ns
+}
+
+/// The same bound for a wake-up onto a CPU that is busy (no idle exit).
+pub fn busy_wake_path_bound_ns(platform: &str, cpu: usize) -> u64 {
+    let p = Platform::resolve(platform).expect("platform");
     let c = &p.costs;
     let scan = machine::Placement {
         rt: false,
@@ -85,17 +99,9 @@ pub fn wake_path_bound_ns(platform: &str, cpu: usize) -> u64 {
     .map(|charge| charge.work_ns)
     .sum();
     let cap = p.capacity_at(cpu, p.min_freq_khz(cpu)).max(1) as u64;
-    let cluster = &p.freq_domains[p.cpus[cpu].freq_domain].cluster_idle_states;
-    let exit = p.cpus[cpu]
-        .idle_states
-        .iter()
-        .chain(cluster)
-        .map(|s| s.exit_latency_ns)
-        .max()
-        .unwrap_or(0);
     let ws = schedlab::workload::DEFAULT_WORKING_SET;
     let refill = machine::cache_refill(&p.memory, ws, machine::Resume::OtherLlc { distance: 10 });
-    work * 1024 / cap + ipi.delivery_ns + machine::idle_exit(exit).wall_ns + refill.wall_ns
+    work * 1024 / cap + ipi.delivery_ns + refill.wall_ns
 }
 
 pub fn task<'a>(r: &'a Results, name: &str) -> &'a TaskResult {

@@ -295,17 +295,18 @@ fn rtapp_phase_key_and_timed_write_set_latency_nice() {
     assert_eq!(task(&r, "t-0").latency_nice, -20);
 }
 
-/// Seed 002's cyclictest beside `hackbench -l 10000 -g 16` on smp8, cyclictest at latency
-/// nice -20 under `variant.latency_nice=tree`, for `duration`: its wake-up latency (p99,
-/// max) in µs.
-fn cyclictest_beside_hackbench(tree: &str, duration: &str) -> (f64, f64) {
+/// Seed 002's cyclictest beside `hackbench -l 10000 -g 16` on smp8 with a `llc_kib` KiB L2 per
+/// cluster, cyclictest at latency nice -20 under `variant.latency_nice=tree`, for 5 s at
+/// `seed`: its wake-up latency (p99, max) in µs.
+fn cyclictest_beside_hackbench(tree: &str, llc_kib: u64, seed: u64) -> (f64, f64) {
     let exp = schedlab::experiment::Experiment::parse(
         &format!(
             r#"
             platform = "smp8"
-            duration = "{duration}"
+            duration = "5s"
             [set]
             variant.latency_nice = "{tree}"
+            memory.llc_kib = {llc_kib}
             [[workload]]
             name = "ct"
             gen = "cyclictest"
@@ -320,7 +321,7 @@ fn cyclictest_beside_hackbench(tree: &str, duration: &str) -> (f64, f64) {
         std::path::Path::new("."),
     )
     .unwrap();
-    let r = exp.run(0, true, &Default::default()).unwrap();
+    let r = exp.run(seed, true, &Default::default()).unwrap();
     let ct = &r.workload_metrics.as_ref().unwrap()["ct"];
     (
         ct["p99_us"].as_f64().unwrap(),
@@ -328,38 +329,44 @@ fn cyclictest_beside_hackbench(tree: &str, duration: &str) -> (f64, f64) {
     )
 }
 
-/// Patch 7 beside hackbench -g 16: a -20 wake-up that did not preempt the running task is
-/// picked at the next schedule (`pick_next_entity()` checks the latency tree), so it waits
-/// at most for the running task to block or, at a tick, to exhaust its slice (at most the
-/// scaled `sched_latency`, 24 ms on 8 CPUs); without the tree it waits until its vruntime
-/// is the queue's leftmost. So with the tree the -20 task does no worse than without it, at
-/// p99 and in the worst case. One second holds the first such wake-up (debug builds run
-/// this slowly). Over 5 s the p99 reverses in this model, by the patches' own arithmetic
-/// (`a_minus_20_wakeup_ahead_of_the_queue_waits_for_the_next_pick`): cyclictest's CPU time
-/// per cycle (26 µs) runs its vruntime ahead of the queue's; v5 then makes it wait once for
-/// hundreds of ms, which resets the lead, while the tree keeps it running at every pick, in
-/// the band where wake-ups no longer preempt but are picked next: many waits of a slice
-/// (REPRODUCTIONS.md, seed002-cyclictest-v5 and -rbtree). That reversal can come inside
-/// the first second too: this seed's run holds; seeds 3 to 7 of 0-7 do not (the tree's max
-/// up to 6 ms), which is the model's open point, not a property of the patches.
+/// Patch 7 beside hackbench -g 16, 5 s as the board ran it: a -20 wake-up that did not
+/// preempt the running task is picked at the next schedule (`pick_next_entity()` checks the
+/// latency tree), so it waits at most for the running task to block or, at a tick, to
+/// exhaust its slice; without the tree it waits until its vruntime is the queue's leftmost.
+/// Both cases arise only once the -20 task's vruntime has run 20 ms ahead of the running
+/// task's (`a_minus_20_wakeup_ahead_of_the_queue_waits_for_the_next_pick`), which happens
+/// when its CPU per cycle outruns the advance of its CPU's `min_vruntime` (held back by
+/// hackbench's sleepers, placed 12 ms behind it). How much a cycle costs decides that, and
+/// the cluster's cache decides the cycle: with a 2 MiB L2 hackbench's traffic leaves
+/// cyclictest's state in it often enough (about 14 µs a cycle), and the tree keeps every
+/// wake-up to the kernel's path where v5 has a long wait now and then — the board's picture
+/// (p99 110 against 120 µs, max 444 µs against 82 ms). The HiKey 620's 512 KiB that `smp8`
+/// models (26.5 µs a cycle) puts most seeds past it under either variant: REPRODUCTIONS.md,
+/// seed002-cyclictest, has both. Four seeds.
 #[test]
 fn latency_tree_does_not_make_the_minus_20_task_wait_longer() {
-    let (v5_p99, v5_max) = cyclictest_beside_hackbench("v5", "1s");
-    let (tree_p99, tree_max) = cyclictest_beside_hackbench("v5+rbtree", "1s");
-    assert!(
-        tree_p99 <= v5_p99,
-        "rbtree p99 {tree_p99} µs, v5 {v5_p99} µs"
-    );
-    assert!(
-        tree_max <= v5_max,
-        "rbtree max {tree_max} µs, v5 {v5_max} µs"
-    );
     // smp8: sched_latency 6 ms × (1 + ilog2(8)), CONFIG_HZ=250.
-    let bound_us = (24_000_000 + 4_000_000 + wake_path_bound_ns("smp8", 0)) as f64 / 1000.0;
-    assert!(
-        tree_max < bound_us,
-        "rbtree max {tree_max} µs, bound {bound_us} µs"
-    );
+    // A wake-up onto a busy CPU (cyclictest holds the idle states off).
+    let path_us = busy_wake_path_bound_ns("smp8", 0) as f64 / 1000.0;
+    let slice_bound_us = 24_000.0 + 4_000.0 + path_us;
+    for seed in 0..4 {
+        let (v5_p99, v5_max) = cyclictest_beside_hackbench("v5", 2048, seed);
+        let (tree_p99, tree_max) = cyclictest_beside_hackbench("v5+rbtree", 2048, seed);
+        // At p99 the tree's wake-ups wait for nothing but the kernel's path, or no longer
+        // than v5's.
+        assert!(
+            tree_p99 <= v5_p99.max(path_us),
+            "seed {seed}: rbtree p99 {tree_p99} µs, v5 {v5_p99} µs, path {path_us} µs"
+        );
+        assert!(
+            tree_max <= v5_max.max(path_us),
+            "seed {seed}: rbtree max {tree_max} µs, v5 {v5_max} µs, path {path_us} µs"
+        );
+        assert!(
+            tree_max < slice_bound_us,
+            "seed {seed}: rbtree max {tree_max} µs, bound {slice_bound_us} µs"
+        );
+    }
 }
 
 /// Patch 4's wake-up test and patch 7's pick, from their arithmetic alone. On smp8 the -20
