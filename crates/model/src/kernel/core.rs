@@ -859,7 +859,7 @@ impl Kernel {
                     self.update_curr(cpu, now);
                     let normal = self.tasks[t].policy == Policy::Other;
                     self.fair.check_preempt_wakeup(
-                        cpu,
+                        self.rqs[cpu].need_resched,
                         self.tasks[c].se,
                         self.tasks[t].se,
                         normal,

@@ -1138,10 +1138,13 @@ impl Fair {
     }
 
     /// `check_preempt_wakeup()` for a fair task woken (or forked) onto a CPU running the fair
-    /// entity `curr`. `pse_is_normal` is `p->policy == SCHED_NORMAL`.
+    /// entity `curr`. `pse_is_normal` is `p->policy == SCHED_NORMAL`; `need_resched` is
+    /// `test_tsk_need_resched(curr)`: a reschedule already asked for ends the check once the
+    /// next buddy is marked ("we can come here with TIF_NEED_RESCHED already set from new task
+    /// wake up path"), before the idle-policy test and the last buddy.
     pub fn check_preempt_wakeup(
         &mut self,
-        _cpu: usize,
+        need_resched: bool,
         curr: SeId,
         pse: SeId,
         pse_is_normal: bool,
@@ -1156,6 +1159,10 @@ impl Fair {
         let (curr, pse) = self.find_matching_se(curr, pse);
         let cfs = self.ses[curr].cfs_rq;
         if self.policy == FairPolicy::Eevdf {
+            // v6.6: NEXT_BUDDY is off by default, then the same early return.
+            if need_resched {
+                return Preempt::No;
+            }
             let (cse_idle, pse_idle) = (self.ses[curr].idle, self.ses[pse].idle);
             if !self.feat.wakeup_preemption {
                 return Preempt::No;
@@ -1173,6 +1180,9 @@ impl Fair {
         if self.feat.next_buddy && scale && !fork {
             self.set_buddy(0, pse);
             next_buddy_marked = true;
+        }
+        if need_resched {
+            return Preempt::No;
         }
         let (cse_idle, pse_idle) = (self.ses[curr].idle, self.ses[pse].idle);
         // Idle tasks are by definition preempted by non-idle tasks.
@@ -1482,6 +1492,38 @@ mod tests {
         let slice = f.sched_slice(0, a);
         assert!((2_999_990..=3_000_000).contains(&slice), "{slice}");
         f.check_all();
+    }
+
+    /// v6.1 `check_preempt_wakeup()`: a wake-up that would preempt does not when the running
+    /// task already has TIF_NEED_RESCHED, and the check stops after the NEXT_BUDDY mark (so
+    /// the next buddy is still set, the last buddy is not).
+    #[test]
+    fn a_reschedule_already_asked_ends_the_wakeup_check_after_the_next_buddy() {
+        for need_resched in [false, true] {
+            let mut f = fair(1);
+            f.feat.next_buddy = true;
+            f.feat.last_buddy = true;
+            let nice0 = LoadWeight::for_nice(0, false);
+            let ids: Vec<_> = (0..9).map(|_| f.alloc_se(nice0, false, 0, 0)).collect();
+            for &se in &ids[..8] {
+                f.enqueue_entity(0, se, QueueFlags::default(), 0);
+            }
+            let curr = ids[0];
+            f.set_next_entity(0, curr, 0);
+            // A long sleeper, placed half a latency (3 ms on one CPU) behind min_vruntime:
+            // past the 1 ms wake-up granularity.
+            let woken = ids[8];
+            f.ses[woken].vruntime = f.rqs[0].min_vruntime.wrapping_sub(100_000_000);
+            let wakeup = QueueFlags {
+                wakeup: true,
+                ..QueueFlags::default()
+            };
+            f.enqueue_entity(0, woken, wakeup, 0);
+            let preempt = f.check_preempt_wakeup(need_resched, curr, woken, true, false, 0);
+            assert_eq!(preempt == Preempt::Yes, !need_resched);
+            assert_eq!(f.rqs[0].next, Some(woken), "need_resched {need_resched}");
+            assert_eq!(f.rqs[0].last.is_some(), !need_resched);
+        }
     }
 
     #[test]
