@@ -1277,7 +1277,7 @@ fn switch_line(ts: &str, cpu: usize, prev: (&str, u32, &str), next: (&str, u32))
 }
 
 /// A wake-up line (`sched_waking` or `sched_wakeup`) logged in `ctx`'s context (pid 0: an
-/// interrupt on the idle task).
+/// interrupt on the idle task; else the task's own, no interrupt flag).
 fn wake_line(
     ts: &str,
     cpu: usize,
@@ -1286,8 +1286,9 @@ fn wake_line(
     wakee: (&str, u32),
     to: usize,
 ) -> String {
+    let flags = if ctx.1 == 0 { "dNh2." } else { "d..3." };
     format!(
-        "  {}-{} [{cpu:03}] dNh2. {ts}: {event}: comm={} pid={} prio=120 target_cpu={to:03}\n",
+        "  {}-{} [{cpu:03}] {flags} {ts}: {event}: comm={} pid={} prio=120 target_cpu={to:03}\n",
         ctx.0, ctx.1, wakee.0, wakee.1
     )
 }
@@ -1603,4 +1604,80 @@ fn an_interrupt_after_a_long_block_wakes_at_its_traced_time() {
     let (b, e) = blocks[1];
     assert!(b > (wakes[0] + 2_000) as f64 + 50.0, "{blocks:?}");
     assert!((e - b - 1_000.0).abs() < 50.0, "{blocks:?}");
+}
+
+/// A wakee that preempts its waker and blocks straight back to it, again and again, is the
+/// waker waiting for its reply: the replay makes it a `send` of the wakee's and a `recv` of
+/// the waker's. When the wakee's own clock makes those posts (here its blocks end by
+/// interrupts: its wake-ups on its CPU come from two tasks, no chain) and the waker runs
+/// slower than traced, two posts can come before the waker's next `recv`: each `recv` must
+/// still take one post, as each traced reply ended one wait, or the waker's last `recv`
+/// waits for ever. Here `w` runs 4.5 ms on CPU 0 with four replies of `r` in it, and is
+/// replayed on that CPU under powersave (about half the traced speed): `r`'s second and
+/// third replies both come before `w`'s second `recv`. Every channel a program names is
+/// declared a futex with room for all its posts, and `w` does all its traced work.
+#[test]
+fn replies_that_come_before_their_waits_each_end_one() {
+    let (w, r, x) = (("w", 10), ("r", 20), ("x", 30));
+    let s = |t: u64| format!("{}.{:06}", t / 1_000_000, t % 1_000_000);
+    let mut text = String::from("cpus=6\n");
+    // Times in µs from 1 s. `r` first runs on CPU 0; `x` wakes it there three times,
+    // at uneven times (no timer's grid).
+    let t0 = 1_000_000;
+    text += &switch_line(&s(t0), 0, ("swapper/0", 0, "R"), r);
+    text += &switch_line(&s(t0 + 50), 0, ("r", 20, "S"), ("swapper/0", 0));
+    for at in [700, 1_900, 2_600] {
+        let t = t0 + at;
+        text += &switch_line(&s(t), 0, ("swapper/0", 0, "R"), x);
+        text += &wake_line(&s(t + 20), 0, x, "sched_waking", r, 0);
+        text += &wake_line(&s(t + 21), 0, x, "sched_wakeup", r, 0);
+        text += &switch_line(&s(t + 30), 0, ("x", 30, "S"), r);
+        text += &switch_line(&s(t + 80), 0, ("r", 20, "S"), ("swapper/0", 0));
+    }
+    // `w` runs from 3.5 ms to 8 ms; each of its wake-ups of `r` is a reply.
+    text += &switch_line(&s(t0 + 3_500), 0, ("swapper/0", 0, "R"), w);
+    for at in [4_000, 5_100, 6_300, 7_200] {
+        let t = t0 + at;
+        text += &wake_line(&s(t), 0, w, "sched_waking", r, 0);
+        text += &wake_line(&s(t + 1), 0, w, "sched_wakeup", r, 0);
+        text += &switch_line(&s(t + 5), 0, ("w", 10, "R"), r);
+        text += &switch_line(&s(t + 25), 0, ("r", 20, "S"), w);
+    }
+    text += &switch_line(&s(t0 + 8_000), 0, ("w", 10, "S"), ("swapper/0", 0));
+    // The trace goes on (the replay lasts as long), on another CPU.
+    text += &switch_line(&s(t0 + 50_000), 1, ("swapper/1", 0, "R"), ("y", 99));
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("replies.txt");
+    std::fs::write(&trace, &text).unwrap();
+
+    let l = extract_args(&trace, true).load().unwrap();
+    let ext = l.extraction();
+    let workload = ext.workload();
+    let declared = &workload["global"]["channels"];
+    let mut posts: BTreeMap<String, u64> = BTreeMap::new();
+    for task in workload["tasks"].as_object().unwrap().values() {
+        for phase in task["phases"].as_object().unwrap().values() {
+            let reps = phase["loop"].as_u64().unwrap();
+            for (k, v) in phase.as_object().unwrap() {
+                if k.starts_with("send") || k.starts_with("recv") {
+                    let chan = v["channel"].as_str().unwrap().to_string();
+                    *posts.entry(chan).or_insert(0) += reps * k.starts_with("send") as u64;
+                }
+            }
+        }
+    }
+    assert!(posts.contains_key("r>w"), "{posts:?}");
+    for (chan, n) in &posts {
+        let c = &declared[chan.as_str()];
+        assert_eq!(c["kind"], "futex", "{chan}: {declared}");
+        assert!(c["capacity"].as_u64().unwrap() >= *n, "{chan}: {declared}");
+    }
+
+    let out = dir.path().join("replay.txt");
+    let rep = replay_slower(&trace, true, &out);
+    let row = rep.tasks.iter().find(|t| t.task == "w").unwrap();
+    assert!(
+        within(row.trace_work_ns, row.replay_work_ns, 0.1),
+        "{row:?}"
+    );
 }

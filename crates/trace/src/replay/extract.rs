@@ -5,11 +5,12 @@
 //! - A block ended by a task that is kept is a dependency: the waker posts to a futex
 //!   channel of the pair (schedlab's `send`) at the point of its run where it woke the task,
 //!   and the wakee waits on it (`recv`). The channel remembers a post nobody waits for yet
-//!   (its capacity is the pair's number of wake-ups, so none is dropped): a replay in which
-//!   the waker gets there first cannot lose the wake-up, which rt-app's `resume`/`suspend`
-//!   and condition signals would (docs/model.md, "Blocking IPC"). rt-app's own semaphores
-//!   (`sem_post`/`sem_wait`) remember posts too, but are a mutex and a condition: a post and
-//!   a wait that meet make a block and a wake-up of the mutex the trace never had.
+//!   (its capacity is the pair's number of posts, so none is dropped; each `recv` takes
+//!   one): a replay in which the waker gets there first cannot lose the wake-up, which
+//!   rt-app's `resume`/`suspend` and condition signals would (docs/model.md, "Blocking
+//!   IPC"). rt-app's own semaphores (`sem_post`/`sem_wait`) remember posts too, but are a
+//!   mutex and a condition: a post and a wait that meet make a block and a wake-up of the
+//!   mutex the trace never had.
 //! - A block ended by a timer or an interrupt (or by a task left out) keeps its delay:
 //!   `sleep`, or for a `D` block `iorun` with its service time; when the task's wake-ups of
 //!   that kind lie on a grid, they are an rt-app `timer` of that period (absolute mode), so a
@@ -281,7 +282,33 @@ impl<'t> Extraction<'t> {
 
     /// Who wakes whom: (waker, wakee) name pairs with their counts.
     pub fn edges(&self) -> BTreeMap<(String, String), u64> {
-        // Counted by task pair first: a pair of names per wake-up would be two allocations.
+        self.named(self.wake_pairs())
+    }
+
+    /// The futex channels of the workload, (sender, receiver) name pairs with the posts
+    /// each carries: the wake-ups of `edges` and the replies of the pairs in `replies` (a
+    /// `send` of the wakee's per `Step::Reply`). Every channel a program names is declared
+    /// here with room for all its posts: one left out would be a pipe, whose `recv` takes
+    /// every byte queued, so two posts made before their `recv`s (a replay whose wake-ups
+    /// come in another order than traced) would end one wait, and the next would wait for
+    /// ever.
+    fn channels(&self) -> BTreeMap<(String, String), u64> {
+        let mut pairs = self.wake_pairs();
+        for (i, t) in self.timeline.tasks.iter().enumerate() {
+            for s in &t.steps {
+                if let Step::Reply { to } = *s {
+                    if self.replies.contains(&(to, i)) {
+                        *pairs.entry((i, to)).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+        self.named(pairs)
+    }
+
+    /// The wake-ups of kept tasks by kept tasks, by (waker, wakee) index pair: counted by
+    /// pair first, as a pair of names per wake-up would be two allocations.
+    fn wake_pairs(&self) -> BTreeMap<(usize, usize), u64> {
         let mut pairs: BTreeMap<(usize, usize), u64> = BTreeMap::new();
         for (i, c) in self.causes.iter().enumerate() {
             if !self.kept[i] {
@@ -293,6 +320,11 @@ impl<'t> Extraction<'t> {
                 }
             }
         }
+        pairs
+    }
+
+    /// Index pairs as name pairs, the counts of pairs of the same names added.
+    fn named(&self, pairs: BTreeMap<(usize, usize), u64>) -> BTreeMap<(String, String), u64> {
         let mut m = BTreeMap::new();
         for ((w, i), n) in pairs {
             *m.entry((self.names[w].clone(), self.names[i].clone()))
@@ -337,7 +369,7 @@ impl<'t> Extraction<'t> {
             names: &self.names,
             tasks,
             duration: (tl.end - tl.start).div_ceil(1_000_000_000).max(1),
-            channels: self.edges(),
+            channels: self.channels(),
         }
     }
 
