@@ -337,7 +337,7 @@ impl Kernel {
             touched_mark: 0,
             llc_mark: 0,
             retry_send: None,
-            last_ran: 0,
+            last_ran: None,
             stats: LazyStats::default(),
         };
         match self.free_tasks.pop() {
@@ -814,6 +814,9 @@ impl Kernel {
         let task = &mut self.tasks[t];
         task.cpu = dest;
         task.stats.migrations += 1;
+        if task.class() == Class::Fair {
+            task.last_ran = None;
+        }
     }
 
     /// Move a queued, not running task to another CPU (`move_queued_task`).
@@ -1494,7 +1497,7 @@ impl Kernel {
             obs.event(now, cpu, prev.map(|_| pr), &ev);
         }
         if let Some(p) = prev {
-            self.tasks[p].last_ran = now;
+            self.tasks[p].last_ran = Some(now);
             if prev_state == TaskState::Running {
                 self.tasks[p].stats.preempted_at = Some(now);
             }

@@ -1618,7 +1618,8 @@ impl Kernel {
     }
 
     /// `task_hot()`: `t` ran less than `sysctl_sched_migration_cost` ago (-1 is not a value
-    /// the switch takes; 0 makes no task hot). SCHED_IDLE tasks are never hot. The buddy
+    /// the switch takes; 0 makes no task hot), and has not migrated since (its
+    /// `exec_start` is then 0: never hot). SCHED_IDLE tasks are never hot. The buddy
     /// rule (CACHE_HOT_BUDDY: a next or last buddy is hot while the destination runs
     /// something) is not modelled.
     fn task_hot(&self, t: TaskId, now: Time) -> bool {
@@ -1627,7 +1628,9 @@ impl Kernel {
         task.class() == Class::Fair
             && task.policy != Policy::Idle
             && cost != 0
-            && now.saturating_sub(task.last_ran) < cost
+            && task
+                .last_ran
+                .is_some_and(|ran| now.saturating_sub(ran) < cost)
     }
 
     /// The stopper of an active balance: the task running on `cpu` when it reschedules moves

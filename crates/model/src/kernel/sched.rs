@@ -303,8 +303,10 @@ pub struct Task {
     pub ran_on: Option<usize>,
     pub touched_mark: u64,
     pub llc_mark: u64,
-    /// When the task last ran (`se.exec_start` as `task_hot()` reads it on a queued task).
-    pub last_ran: u64,
+    /// When the task last ran (`se.exec_start` as `task_hot()` reads it on a queued task);
+    /// None before its first run and after a migration of a fair task, which zeroes
+    /// `exec_start` (`migrate_task_rq_fair()`: "no longer consider this task hot").
+    pub last_ran: Option<u64>,
     /// A channel write (channel, bytes) the task was woken to try again (a pipe writer's
     /// spurious wake-up): its next request, before its thread's own.
     pub retry_send: Option<(usize, u64)>,
