@@ -783,6 +783,12 @@ impl Fair {
         }
     }
 
+    /// `se` is the next or the last buddy of its queue (`task_hot()`'s CACHE_HOT_BUDDY).
+    pub fn is_next_or_last_buddy(&self, se: SeId) -> bool {
+        let rq = &self.rqs[self.ses[se].cfs_rq];
+        rq.next == Some(se) || rq.last == Some(se)
+    }
+
     /// [`Fair::clear_buddies`] of an entity some buddy of its queue points at.
     #[inline(never)]
     fn clear_buddies_up(&mut self, cfs: usize, se: SeId) {

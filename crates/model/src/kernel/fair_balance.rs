@@ -1579,7 +1579,7 @@ impl Kernel {
                 if Some(t) == curr || !self.tasks[t].cpus_allowed.contains(dst) {
                     return false;
                 }
-                if hot_matters && self.task_hot(t, now) {
+                if hot_matters && self.task_hot(t, dst, now) {
                     return false;
                 }
                 match migration {
@@ -1617,17 +1617,20 @@ impl Kernel {
         (moved, examined)
     }
 
-    /// `task_hot()`: `t` ran less than `sysctl_sched_migration_cost` ago (-1 is not a value
-    /// the switch takes; 0 makes no task hot), and has not migrated since (its
-    /// `exec_start` is then 0: never hot). SCHED_IDLE tasks are never hot. The buddy
-    /// rule (CACHE_HOT_BUDDY: a next or last buddy is hot while the destination runs
-    /// something) is not modelled.
-    fn task_hot(&self, t: TaskId, now: Time) -> bool {
+    /// `task_hot()`: `t` is a next or last buddy of its queue while `dst` runs something
+    /// (CACHE_HOT_BUDDY), or ran less than `sysctl_sched_migration_cost` ago (-1 is not a
+    /// value the switch takes; 0 makes no task hot but a buddy) and has not migrated since
+    /// (its `exec_start` is then 0: never hot). SCHED_IDLE tasks are never hot.
+    fn task_hot(&self, t: TaskId, dst: usize, now: Time) -> bool {
         let task = &self.tasks[t];
+        if task.class() != Class::Fair || task.policy == Policy::Idle {
+            return false;
+        }
+        if self.rqs[dst].nr_running > 0 && self.fair.is_next_or_last_buddy(task.se) {
+            return true;
+        }
         let cost = self.variant.sched_migration_cost_ns;
-        task.class() == Class::Fair
-            && task.policy != Policy::Idle
-            && cost != 0
+        cost != 0
             && task
                 .last_ran
                 .is_some_and(|ran| now.saturating_sub(ran) < cost)
