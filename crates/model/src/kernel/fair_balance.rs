@@ -1254,8 +1254,7 @@ impl Kernel {
         let mut overutilized = false;
         let mut overload = false;
         let mut local = 0;
-        for g in 0..self.lb.topo.domains[dst][level].groups.len() {
-            let span = &self.lb.topo.domains[dst][level].groups[g];
+        for (g, span) in self.lb.topo.domains[dst][level].groups.iter().enumerate() {
             let is_local = span.contains(dst);
             let mut s = GroupStats {
                 group: g,
@@ -1263,18 +1262,20 @@ impl Kernel {
                 ..GroupStats::default()
             };
             for cpu in span.iter() {
+                let (rq, cfs) = (&self.rqs[cpu], &self.fair.rqs[cpu]);
                 let util = self.cpu_util_cfs(cpu);
-                s.load += self.cpu_load(cpu);
+                s.load += cfs.avg.load_avg;
                 s.util += util;
-                s.runnable += self.fair.rqs[cpu].avg.runnable_avg;
-                s.nr_running += u64::from(self.rqs[cpu].nr_running);
-                s.h_nr_running += u64::from(self.fair.rqs[cpu].h_nr_running);
-                if self.cpu_idle(cpu) {
+                s.runnable += cfs.avg.runnable_avg;
+                s.nr_running += u64::from(rq.nr_running);
+                s.h_nr_running += u64::from(cfs.h_nr_running);
+                // available_idle_cpu().
+                if rq.curr.is_none() && rq.nr_running == 0 {
                     s.idle_cpus += 1;
                 }
                 let cap = self.capacity_of(cpu);
                 overutilized |= self.util_overutilizes(cpu, util, cap);
-                overload |= self.rqs[cpu].nr_running > 1 || self.lb.misfit_task_load[cpu] > 0;
+                overload |= rq.nr_running > 1 || self.lb.misfit_task_load[cpu] > 0;
                 s.capacity += cap;
                 s.min_capacity = s.min_capacity.min(cap);
                 s.max_capacity = s.max_capacity.max(cap);
