@@ -23,6 +23,11 @@ const DEFAULT_IDLE_STATE: u32 = 1;
 /// (they would keep a finished run going), so a CPU idle past one stays in its state.
 const WATCHDOG_PERIOD_NS: u64 = 4_000_000_000;
 
+/// The watchdog's next expiry after `now`.
+fn next_watchdog(now: Time) -> Time {
+    (now / WATCHDOG_PERIOD_NS + 1) * WATCHDOG_PERIOD_NS
+}
+
 impl Kernel {
     /// The declared exit latency of the state idle `cpu` is in, or of its cluster's state if
     /// deeper (0 when the CPU is not idle): what the kernel reads (`idle_get_state()`'s
@@ -56,12 +61,8 @@ impl Kernel {
     /// The time till `cpu`'s next timer event from `now`, the tick left out
     /// (`tick_nohz_get_sleep_length()`): its earliest armed sleep timer, or the watchdog's.
     fn sleep_length_ns(&self, cpu: usize, now: Time) -> u64 {
-        let watchdog = (now / WATCHDOG_PERIOD_NS + 1) * WATCHDOG_PERIOD_NS;
-        let next = self
-            .hrtimers
-            .next_expiry(cpu)
-            .map_or(watchdog, |e| e.min(watchdog));
-        next.saturating_sub(now)
+        let next = self.hrtimers.next_expiry(cpu).unwrap_or(u64::MAX);
+        next.min(next_watchdog(now)).saturating_sub(now)
     }
 
     fn idle_input(&self, cpu: usize, now: Time) -> IdleInput {
@@ -247,12 +248,18 @@ impl Kernel {
                 .state
                 .map(|s| (states[s].exit_latency_ns, s + 1 == states.len()))
         });
-        let sleep = fd
+        // The shortest of their sleep lengths: the earliest of their timers and the watchdog.
+        let next = fd
             .cpus
             .iter()
-            .map(|&c| self.sleep_length_ns(c, now))
+            .filter_map(|&c| self.hrtimers.next_expiry(c))
             .min()
-            .unwrap_or(KTIME_MAX);
+            .unwrap_or(u64::MAX);
+        let sleep = if fd.cpus.is_empty() {
+            KTIME_MAX
+        } else {
+            next.min(next_watchdog(now)).saturating_sub(now)
+        };
         let k = cluster_state(
             &fd.cluster_idle_states,
             cpus,
