@@ -15,7 +15,7 @@ use super::cpufreq::{effective_cpu_util, uclamp_rq_util_with, CpuUtil, TaskClamp
 use super::energy_model::EnergyModel;
 use super::sched::{Class, TaskId};
 use super::sched_cpufreq::cpu_util;
-use super::topology::Topology;
+use super::topology::{SchedDomain, Topology};
 use crate::kernel::tracepoint::TraceEvent;
 use crate::platform::{Platform, SCHED_CAPACITY_SCALE};
 use crate::workload::{CpuSet, Policy};
@@ -77,6 +77,25 @@ struct GroupStats {
     misfit_load: u64,
     avg_load: u64,
     kind: GroupType,
+}
+
+/// `struct sd_lb_stats`, reduced: the local group's statistics, the busiest other group's,
+/// and the domain's sums.
+#[derive(Debug, Clone, Copy)]
+struct SdStats {
+    local: GroupStats,
+    busiest: Option<GroupStats>,
+    total_load: u64,
+    total_capacity: u64,
+    total_util: u64,
+}
+
+/// `sg_status` of `update_sd_lb_stats()`: a CPU of the domain has two tasks or a misfit one
+/// (`SG_OVERLOAD`), or is overutilized (`SG_OVERUTILIZED`).
+#[derive(Debug, Clone, Copy, Default)]
+struct SgStatus {
+    overload: bool,
+    overutilized: bool,
 }
 
 /// Per CPU and domain: `last_balance`, `balance_interval`, `nr_balance_failed`,
@@ -160,8 +179,6 @@ pub struct Balance {
     /// `rd->overload`: set when a runqueue reaches two tasks, written at each root-level
     /// balance (a CPU with two tasks or a misfit one).
     pub overload: bool,
-    /// Reused group statistics of the domain being balanced.
-    groups: Vec<GroupStats>,
     /// Per-CPU samples of the EAS estimate under way.
     eas_cpus: Vec<EasCpu>,
     /// The jiffy in ns, and the longest balance interval in jiffies (`HZ × nr_cpus / 10`,
@@ -221,7 +238,6 @@ impl Balance {
             // Every CPU starts idle with its tick stopped, its first balance due at once.
             nohz_idle: CpuSet::all(n),
             nohz_next_balance: 0,
-            groups: Vec::new(),
             eas_cpus: vec![EasCpu::default(); n],
             tick_ns,
             max_interval_jiffies: (hz * n as u64 / 10).max(1),
@@ -1240,78 +1256,110 @@ impl Kernel {
         pulled
     }
 
-    /// `update_sd_lb_stats()` into `self.lb.groups`; returns (local group index, whether a
-    /// CPU of the domain is overutilized). The root domain's flag is written here.
-    fn update_sd_lb_stats(&mut self, dst: usize, level: usize, idle: IdleType, now: Time) -> usize {
-        let mut groups = std::mem::take(&mut self.lb.groups);
-        groups.clear();
+    /// `update_sd_lb_stats()`: the statistics of `dst`'s domain at `level`, the busiest
+    /// group picked as the groups are summed. The local group comes first, as the kernel's
+    /// ring of groups starts at it (picking the busiest reads its type); the others follow
+    /// in their order. The root domain's flags are written here.
+    fn update_sd_lb_stats(
+        &mut self,
+        dst: usize,
+        level: usize,
+        idle: IdleType,
+        now: Time,
+    ) -> SdStats {
         let sd = &self.lb.topo.domains[dst][level];
-        let (asym, pct, root) = (
+        let (asym, root) = (
             sd.asym_cpucapacity,
-            sd.imbalance_pct,
             level + 1 == self.lb.topo.domains[dst].len(),
         );
-        let mut overutilized = false;
-        let mut overload = false;
-        let mut local = 0;
-        for (g, span) in self.lb.topo.domains[dst][level].groups.iter().enumerate() {
-            let is_local = span.contains(dst);
-            let mut s = GroupStats {
-                group: g,
-                min_capacity: u64::MAX,
-                ..GroupStats::default()
-            };
-            for cpu in span.iter() {
-                let (rq, cfs) = (&self.rqs[cpu], &self.fair.rqs[cpu]);
-                let util = self.cpu_util_cfs(cpu);
-                s.load += cfs.avg.load_avg;
-                s.util += util;
-                s.runnable += cfs.avg.runnable_avg;
-                s.nr_running += u64::from(rq.nr_running);
-                s.h_nr_running += u64::from(cfs.h_nr_running);
-                // available_idle_cpu().
-                if rq.curr.is_none() && rq.nr_running == 0 {
-                    s.idle_cpus += 1;
-                }
-                let cap = self.capacity_of(cpu);
-                overutilized |= self.util_overutilizes(cpu, util, cap);
-                overload |= rq.nr_running > 1 || self.lb.misfit_task_load[cpu] > 0;
-                s.capacity += cap;
-                s.min_capacity = s.min_capacity.min(cap);
-                s.max_capacity = s.max_capacity.max(cap);
-                s.weight += 1;
-                if asym && !is_local {
-                    s.misfit_load = s.misfit_load.max(self.lb.misfit_task_load[cpu]);
-                }
+        let dst_cap = self.capacity_of(dst);
+        let mut status = SgStatus::default();
+        // Overlapping (NUMA) groups may each hold dst: the last of them is the local one.
+        let local_g = sd
+            .groups
+            .iter()
+            .rposition(|g| g.contains(dst))
+            .expect("a domain's groups cover its CPU");
+        let local = self.update_sg_lb_stats(sd, local_g, dst, &mut status);
+        let mut sds = SdStats {
+            local,
+            busiest: None,
+            total_load: local.load,
+            total_capacity: local.capacity,
+            total_util: local.util,
+        };
+        for g in (0..sd.groups.len()).filter(|&g| g != local_g) {
+            let s = self.update_sg_lb_stats(sd, g, dst, &mut status);
+            sds.total_load += s.load;
+            sds.total_capacity += s.capacity;
+            sds.total_util += s.util;
+            if update_sd_pick_busiest(asym, dst_cap, &sds, &s) {
+                sds.busiest = Some(s);
             }
-            s.kind = classify(&s, pct);
-            // update_sg_lb_stats() computes avg_load for an overloaded group only: a fully-busy
-            // group's stays 0, so update_sd_pick_busiest() keeps the first fully-busy group.
-            if s.kind == GroupType::Overloaded {
-                s.avg_load = s.load * u64::from(SCHED_CAPACITY_SCALE) / s.capacity.max(1);
-            }
-            if is_local {
-                local = groups.len();
-            }
-            groups.push(s);
         }
         // update_idle_cpu_scan(): a periodic (not newly idle) balance of the LLC domain sets
         // the LLC's SIS_UTIL scan depth from the utilisation of its groups.
-        let sd = &self.lb.topo.domains[dst][level];
         let llc_weight = self.lb.topo.llc[dst].weight();
         if idle != IdleType::NewlyIdle && sd.weight == llc_weight {
-            let sum_util = groups.iter().map(|g| g.util).sum();
-            let nr = nr_idle_scan(sum_util, u64::from(llc_weight), sd.imbalance_pct);
+            let nr = nr_idle_scan(sds.total_util, u64::from(llc_weight), sd.imbalance_pct);
             self.lb.nr_idle_scan[self.lb.topo.llc_id[dst]] = nr;
         }
-        self.lb.groups = groups;
         if root {
-            self.lb.overload = overload;
-            self.set_overutilized(overutilized, dst, now);
-        } else if overutilized {
+            self.lb.overload = status.overload;
+            self.set_overutilized(status.overutilized, dst, now);
+        } else if status.overutilized {
             self.set_overutilized(true, dst, now);
         }
-        local
+        sds
+    }
+
+    /// `update_sg_lb_stats()` of group `g` of domain `sd` balanced by `dst`; the CPUs'
+    /// overload and overutilization go into `status`.
+    #[inline(always)]
+    fn update_sg_lb_stats(
+        &self,
+        sd: &SchedDomain,
+        g: usize,
+        dst: usize,
+        status: &mut SgStatus,
+    ) -> GroupStats {
+        let span = &sd.groups[g];
+        let is_local = span.contains(dst);
+        let mut s = GroupStats {
+            group: g,
+            min_capacity: u64::MAX,
+            ..GroupStats::default()
+        };
+        for cpu in span.iter() {
+            let (rq, cfs) = (&self.rqs[cpu], &self.fair.rqs[cpu]);
+            let util = self.cpu_util_cfs(cpu);
+            s.load += cfs.avg.load_avg;
+            s.util += util;
+            s.runnable += cfs.avg.runnable_avg;
+            s.nr_running += u64::from(rq.nr_running);
+            s.h_nr_running += u64::from(cfs.h_nr_running);
+            // available_idle_cpu().
+            if rq.curr.is_none() && rq.nr_running == 0 {
+                s.idle_cpus += 1;
+            }
+            let cap = self.capacity_of(cpu);
+            status.overutilized |= self.util_overutilizes(cpu, util, cap);
+            status.overload |= rq.nr_running > 1 || self.lb.misfit_task_load[cpu] > 0;
+            s.capacity += cap;
+            s.min_capacity = s.min_capacity.min(cap);
+            s.max_capacity = s.max_capacity.max(cap);
+            s.weight += 1;
+            if sd.asym_cpucapacity && !is_local {
+                s.misfit_load = s.misfit_load.max(self.lb.misfit_task_load[cpu]);
+            }
+        }
+        s.kind = classify(&s, sd.imbalance_pct);
+        // update_sg_lb_stats() computes avg_load for an overloaded group only: a fully-busy
+        // group's stays 0, so update_sd_pick_busiest() keeps the first fully-busy group.
+        if s.kind == GroupType::Overloaded {
+            s.avg_load = s.load * u64::from(SCHED_CAPACITY_SCALE) / s.capacity.max(1);
+        }
+        s
     }
 
     /// `load_balance()` of `dst` at domain `level`: whether tasks were moved to it, and how
@@ -1324,11 +1372,11 @@ impl Kernel {
         now: Time,
         q: &mut EventQueue<Event>,
     ) -> (bool, usize) {
-        let local_idx = self.update_sd_lb_stats(dst, level, idle, now);
+        let sds = self.update_sd_lb_stats(dst, level, idle, now);
         let outcome = if self.lb.eas && !self.lb.overutilized {
             None
         } else {
-            self.find_busiest_group(dst, level, local_idx, idle)
+            self.find_busiest_group(dst, level, &sds, idle)
         };
         let Some((busiest, migration, imbalance)) = outcome else {
             // out_balanced.
@@ -1380,63 +1428,26 @@ impl Kernel {
         (false, examined)
     }
 
-    /// `find_busiest_group()` + `calculate_imbalance()` over `self.lb.groups`: the busiest
-    /// group's index, how to migrate and how much.
+    /// `find_busiest_group()` + `calculate_imbalance()` from the domain's statistics: the
+    /// busiest group's index in the domain, how to migrate and how much.
     fn find_busiest_group(
         &self,
         dst: usize,
         level: usize,
-        local_idx: usize,
+        sds: &SdStats,
         idle: IdleType,
     ) -> Option<(usize, Migration, u64)> {
         let sd = &self.lb.topo.domains[dst][level];
-        let groups = &self.lb.groups;
-        let local = &groups[local_idx];
-        let dst_cap = self.capacity_of(dst);
-        // update_sd_pick_busiest().
-        let mut busiest: Option<usize> = None;
-        for (i, s) in groups.iter().enumerate() {
-            if i == local_idx || s.h_nr_running == 0 {
-                continue;
-            }
-            if s.kind == GroupType::Misfit
-                && (!capacity_greater(dst_cap, s.max_capacity) || local.kind != GroupType::HasSpare)
-            {
-                continue;
-            }
-            if sd.asym_cpucapacity
-                && s.kind <= GroupType::FullyBusy
-                && capacity_greater(s.min_capacity, dst_cap)
-            {
-                continue;
-            }
-            let better = match busiest.map(|b| &groups[b]) {
-                None => true,
-                Some(b) if s.kind != b.kind => s.kind > b.kind,
-                Some(b) => match s.kind {
-                    GroupType::Overloaded | GroupType::FullyBusy => s.avg_load > b.avg_load,
-                    GroupType::Misfit => s.misfit_load > b.misfit_load,
-                    GroupType::HasSpare => {
-                        s.idle_cpus < b.idle_cpus
-                            || (s.idle_cpus == b.idle_cpus && s.nr_running > b.nr_running)
-                    }
-                },
-            };
-            if better {
-                busiest = Some(i);
-            }
-        }
-        let bi = busiest?;
-        let b = &groups[bi];
+        let local = &sds.local;
+        let b = sds.busiest.as_ref()?;
+        let bi = b.group;
         if b.kind == GroupType::Misfit {
             return Some((bi, Migration::Misfit, 1));
         }
         if local.kind > b.kind {
             return None;
         }
-        let total_load: u64 = groups.iter().map(|g| g.load).sum();
-        let total_cap: u64 = groups.iter().map(|g| g.capacity).sum::<u64>().max(1);
-        let sds_avg = total_load * u64::from(SCHED_CAPACITY_SCALE) / total_cap;
+        let sds_avg = sds.total_load * u64::from(SCHED_CAPACITY_SCALE) / sds.total_capacity.max(1);
         if local.kind == GroupType::Overloaded
             && (local.avg_load >= b.avg_load
                 || local.avg_load >= sds_avg
@@ -1505,8 +1516,7 @@ impl Kernel {
         let sd = &self.lb.topo.domains[dst][level];
         let dst_cap = self.capacity_of(dst);
         let mut best: Option<(u64, u64, usize)> = None;
-        let g = self.lb.groups[group].group;
-        for cpu in sd.groups[g].iter() {
+        for cpu in sd.groups[group].iter() {
             let nr = u64::from(self.fair.rqs[cpu].h_nr_running);
             if nr == 0 || cpu == dst {
                 continue;
@@ -1716,6 +1726,34 @@ pub fn nr_idle_scan(sum_util: u64, llc_weight: u64, imbalance_pct: u64) -> u32 {
     let x = sum_util / llc_weight.max(1);
     let tmp = (x * x * imbalance_pct * imbalance_pct / (10000 * scale)).min(scale);
     ((scale - tmp) * llc_weight / scale) as u32
+}
+
+/// `update_sd_pick_busiest()`: whether group `s` (not the local one) is busier than the
+/// busiest so far, for a balance onto a CPU of capacity `dst_cap`.
+fn update_sd_pick_busiest(asym: bool, dst_cap: u64, sds: &SdStats, s: &GroupStats) -> bool {
+    if s.h_nr_running == 0 {
+        return false;
+    }
+    if s.kind == GroupType::Misfit
+        && (!capacity_greater(dst_cap, s.max_capacity) || sds.local.kind != GroupType::HasSpare)
+    {
+        return false;
+    }
+    if asym && s.kind <= GroupType::FullyBusy && capacity_greater(s.min_capacity, dst_cap) {
+        return false;
+    }
+    match &sds.busiest {
+        None => true,
+        Some(b) if s.kind != b.kind => s.kind > b.kind,
+        Some(b) => match s.kind {
+            GroupType::Overloaded | GroupType::FullyBusy => s.avg_load > b.avg_load,
+            GroupType::Misfit => s.misfit_load > b.misfit_load,
+            GroupType::HasSpare => {
+                s.idle_cpus < b.idle_cpus
+                    || (s.idle_cpus == b.idle_cpus && s.nr_running > b.nr_running)
+            }
+        },
+    }
 }
 
 /// `group_classify()`, without the imbalanced (affinity) group type.
