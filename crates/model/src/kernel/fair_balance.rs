@@ -1274,12 +1274,7 @@ impl Kernel {
         );
         let dst_cap = self.capacity_of(dst);
         let mut status = SgStatus::default();
-        // Overlapping (NUMA) groups may each hold dst: the last of them is the local one.
-        let local_g = sd
-            .groups
-            .iter()
-            .rposition(|g| g.contains(dst))
-            .expect("a domain's groups cover its CPU");
+        let local_g = sd.local_group;
         let local = self.update_sg_lb_stats(sd, local_g, dst, &mut status);
         let mut sds = SdStats {
             local,

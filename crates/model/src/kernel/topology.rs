@@ -18,6 +18,10 @@ pub struct SchedDomain {
     /// The groups balancing compares: the child level's spans, single CPUs at the bottom
     /// (NUMA levels: the overlapping child spans of their CPUs, `build_overlap_sched_groups`).
     pub groups: Vec<CpuSet>,
+    /// The local group (`sd->groups`, the one balancing starts at): the index of the group
+    /// holding the CPU, the last of them where overlapping (NUMA) groups hold it more than
+    /// once.
+    pub local_group: usize,
     /// SD_SHARE_CPUCAPACITY: the CPUs are hardware threads of one core.
     pub share_cpucapacity: bool,
     /// SD_SHARE_PKG_RESOURCES: the CPUs share a last-level cache.
@@ -200,6 +204,10 @@ impl Topology {
                         groups.push(g);
                     }
                 }
+                let local_group = groups
+                    .iter()
+                    .rposition(|g| g.contains(cpu))
+                    .expect("a domain's groups cover its CPU");
                 let w = span.weight();
                 let caps = capacities(&span);
                 let asym = caps > 1;
@@ -223,6 +231,7 @@ impl Topology {
                     span,
                     weight: w,
                     groups,
+                    local_group,
                     share_cpucapacity: level.share_cap,
                     share_pkg_resources: level.share_pkg,
                     asym_cpucapacity: asym,
@@ -323,6 +332,13 @@ mod tests {
                 assert_eq!(d[level].groups.len() as u32, w / child);
                 let union = d[level].groups.iter().fold(CpuSet::empty(), |u, g| u.or(g));
                 assert_eq!(&union, span);
+                // The local group is the child level's span of the CPU (the CPU at the bottom).
+                let local = &d[level].groups[d[level].local_group];
+                if level == 0 {
+                    assert_eq!(local, &CpuSet::single(cpu));
+                } else {
+                    assert_eq!(local, &spans[level - 1]);
+                }
             }
             // SMT: SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES, imbalance_pct 110.
             assert!(d[0].share_cpucapacity && d[0].share_pkg_resources);
