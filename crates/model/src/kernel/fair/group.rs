@@ -115,6 +115,7 @@ impl Fair {
         self.depth(se) as u64 + 1
     }
 
+    #[inline]
     fn depth(&self, se: SeId) -> usize {
         let mut d = 0;
         let mut p = self.parent_se(se);
