@@ -144,17 +144,23 @@ impl Marks {
         }
     }
 
-    /// `rtapp_loop: event=<event> thread_loop=… phase=… phase_loop=…`.
+    /// `rtapp_loop: event=<event> thread_loop=… phase=… phase_loop=…`. The test is
+    /// inlined at every loop of every thread, most of which write no trace; the line is not.
     #[inline]
     pub fn phase_loop(&mut self, event: &str, thread_loop: i64, phase: usize, phase_loop: i64) {
         if self.wants(FtraceCategories::LOOP) {
-            self.put("rtapp_loop: event=");
-            self.put(event);
-            self.int(" thread_loop=", thread_loop);
-            self.int(" phase=", phase as i64);
-            self.int(" phase_loop=", phase_loop);
-            self.end_line();
+            self.phase_loop_line(event, thread_loop, phase, phase_loop);
         }
+    }
+
+    #[inline(never)]
+    fn phase_loop_line(&mut self, event: &str, thread_loop: i64, phase: usize, phase_loop: i64) {
+        self.put("rtapp_loop: event=");
+        self.put(event);
+        self.int(" thread_loop=", thread_loop);
+        self.int(" phase=", phase as i64);
+        self.int(" phase_loop=", phase_loop);
+        self.end_line();
     }
 
     /// `rtapp_event: id=… type=… desc=…`.
