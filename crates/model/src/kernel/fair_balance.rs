@@ -422,6 +422,7 @@ impl Kernel {
 
     /// `update_overutilized_status()`: at the enqueue of a waking fair task and at the fair
     /// tick, the flag is raised if this CPU is overutilized.
+    #[inline]
     pub(super) fn update_overutilized_status(&mut self, cpu: usize, now: Time) {
         if !self.lb.overutilized && self.cpu_overutilized(cpu) {
             self.set_overutilized(true, cpu, now);
