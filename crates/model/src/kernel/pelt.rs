@@ -270,7 +270,9 @@ pub fn update_blocked_se(sa: &mut SchedAvg, now: u64, weight: u64) -> bool {
 ///
 /// A cfs_rq's util_avg is *not* bounded by 1024: attaching a migrated or new task adds the
 /// task's util at once, and it only decays back afterwards (hence the clamp in
-/// `cpu_util_cfs`).
+/// `cpu_util_cfs`). Always inlined into its two callers, at every entity update (643 k calls
+/// on periodic1000): `#[inline]` left the call.
+#[inline(always)]
 pub fn update_cfs_rq(
     sa: &mut SchedAvg,
     now: u64,
