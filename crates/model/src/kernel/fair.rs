@@ -543,15 +543,19 @@ impl Fair {
     }
 
     /// `update_curr()`: charge the running entity for the time since `exec_start`. Returns
-    /// the wall time charged.
+    /// the wall time charged. The test is inlined: most calls find no running entity or no
+    /// time passed (676 k of 1.04 M on periodic1000), the charge is not.
+    #[inline]
     fn update_curr_cfs(&mut self, cfs: usize, now: u64) -> u64 {
-        let Some(curr) = self.rqs[cfs].curr else {
-            return 0;
-        };
-        let e = &mut self.ses[curr];
-        if now <= e.exec_start {
-            return 0;
+        match self.rqs[cfs].curr {
+            Some(curr) if now > self.ses[curr].exec_start => self.charge_curr(cfs, curr, now),
+            _ => 0,
         }
+    }
+
+    #[inline(never)]
+    fn charge_curr(&mut self, cfs: usize, curr: SeId, now: u64) -> u64 {
+        let e = &mut self.ses[curr];
         let delta = now - e.exec_start;
         e.exec_start = now;
         e.sum_exec_runtime += delta;
