@@ -64,10 +64,19 @@ impl HrtimerBases {
         self.sift_up(cpu, at);
     }
 
-    /// Remove `task`'s timer, expired or not (nothing if none is armed).
+    /// Remove `task`'s timer, expired or not (nothing if none is armed). The test is
+    /// inlined (every arming calls it first), the removal is not.
+    #[inline]
     pub fn cancel(&mut self, task: TaskId) {
-        let Some((cpu, at)) = self.slot.get_mut(task).and_then(Option::take) else {
-            return;
+        if self.slot.get(task).is_some_and(Option::is_some) {
+            self.cancel_armed(task);
+        }
+    }
+
+    #[inline(never)]
+    fn cancel_armed(&mut self, task: TaskId) {
+        let Some((cpu, at)) = self.slot[task].take() else {
+            unreachable!("task {task} has a timer armed");
         };
         let heap = &mut self.bases[cpu];
         let last = heap.pop().expect("an armed timer is in its base");
