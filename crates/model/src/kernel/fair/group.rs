@@ -110,8 +110,19 @@ impl Fair {
     }
 
     /// The queues a walk from `se` up to the root visits (`for_each_sched_entity`): 1 in
-    /// the root group, one more per group level.
+    /// the root group, one more per group level. The root group's task, every task without
+    /// cgroups, is found inline (no parent); the walk is not.
+    #[inline]
     pub fn levels(&self, se: SeId) -> u64 {
+        let e = &self.ses[se];
+        if e.my_q.is_none() && e.tg == 0 {
+            return 1;
+        }
+        self.levels_walk(se)
+    }
+
+    #[inline(never)]
+    fn levels_walk(&self, se: SeId) -> u64 {
         self.depth(se) as u64 + 1
     }
 
