@@ -299,6 +299,7 @@ impl Fair {
     }
 
     /// `update_curr()` for what runs on `cpu`, at every level of its hierarchy.
+    #[inline]
     pub fn update_curr(&mut self, cpu: usize, now: u64) {
         let mut cfs = cpu;
         loop {
