@@ -1310,7 +1310,9 @@ impl Kernel {
     }
 
     /// `update_sg_lb_stats()` of group `g` of domain `sd` balanced by `dst`; the CPUs'
-    /// overload and overutilization go into `status`.
+    /// overload and overutilization go into `status`. Always inlined into its one caller:
+    /// out of line, its prologue and the reloading of the per-CPU arrays cost more than the
+    /// group's own statistics (periodic16 +4.5 M instructions).
     #[inline(always)]
     fn update_sg_lb_stats(
         &self,
