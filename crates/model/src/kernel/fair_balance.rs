@@ -1336,7 +1336,7 @@ impl Kernel {
             s.runnable += cfs.avg.runnable_avg;
             s.nr_running += u64::from(rq.nr_running);
             s.h_nr_running += u64::from(cfs.h_nr_running);
-            // available_idle_cpu().
+            // idle_cpu() (Kernel::cpu_idle), on the rq already read.
             if rq.curr.is_none() && rq.nr_running == 0 {
                 s.idle_cpus += 1;
             }
