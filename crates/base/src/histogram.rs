@@ -2,11 +2,15 @@
 //! percentiles with HDR's buckets at two significant digits (256 sub-buckets per power of
 //! two), so memory does not grow with the number of samples.
 //!
-//! The buckets are kept sparse: a sorted list of (bucket, count) of the buckets that hold
-//! samples. A task's latencies fall in few buckets, so ten thousand tasks cost kilobytes
-//! each, not the 16 KB a dense HDR array over 1 ns..100 s takes (and clears) per histogram.
-//! Percentiles are HDR's `value_at_quantile` over the same buckets (the tests check it
-//! against the hdrhistogram crate).
+//! The buckets are kept sparse: a sorted list of the buckets that hold samples, each entry
+//! one `u64` packing (bucket << 32) | count, so a new bucket moves half as many bytes as a
+//! (bucket, count) pair of 16 would. A task's latencies fall in few buckets, so ten thousand
+//! tasks cost kilobytes each, not the 16 KB a dense HDR array over 1 ns..100 s takes (and
+//! clears) per histogram. A count that would pass `u32::MAX` goes on in a new entry of the
+//! same bucket: a bucket's entries are adjacent, the one not full (if any) first, so the
+//! packed values stay sorted and no count wraps or is lost. Percentiles are HDR's
+//! `value_at_quantile` over the same buckets (the tests check it against the hdrhistogram
+//! crate).
 
 use serde::Serialize;
 
@@ -16,6 +20,8 @@ const HIGHEST_NS: u64 = 100_000_000_000;
 /// values below the first doubling, rounded up to 256 sub-buckets (HDR's layout).
 const HALF_MAG: u32 = 7;
 const SUB_MASK: u64 = (1 << (HALF_MAG + 1)) - 1;
+/// The count bits of an entry; a full entry holds `COUNT_MAX`.
+const COUNT_MAX: u64 = u32::MAX as u64;
 
 /// HDR's bucket of `v` (v ≥ 1): (power-of-two bucket << 8) | sub-bucket, ordered like the
 /// values.
@@ -31,10 +37,33 @@ fn bucket_range(key: u32) -> (u64, u64) {
     (lo, lo + (1u64 << bucket) - 1)
 }
 
+/// The bucket of a packed entry.
+fn key_of(entry: u64) -> u32 {
+    (entry >> 32) as u32
+}
+
+/// The count of a packed entry.
+fn count_of(entry: u64) -> u64 {
+    entry & COUNT_MAX
+}
+
+/// Appends `n` samples of bucket `key` as packed entries: the part that does not fill an
+/// entry first, then full entries.
+fn push_count(out: &mut Vec<u64>, key: u32, n: u64) {
+    let base = u64::from(key) << 32;
+    if n % COUNT_MAX != 0 {
+        out.push(base | (n % COUNT_MAX));
+    }
+    for _ in 0..n / COUNT_MAX {
+        out.push(base | COUNT_MAX);
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct LatencyHistogram {
-    /// Non-empty buckets, sorted by bucket.
-    buckets: Vec<(u32, u64)>,
+    /// Non-empty buckets, packed (bucket << 32) | count, sorted; of a bucket's entries at
+    /// most one is not full, the first.
+    buckets: Vec<u64>,
     count: u64,
     sum: u128,
     min: u64,
@@ -68,9 +97,11 @@ pub struct LatencySummary {
 impl LatencyHistogram {
     pub fn record(&mut self, ns: u64) {
         let key = bucket_of(ns.clamp(1, HIGHEST_NS));
-        match self.buckets.binary_search_by_key(&key, |b| b.0) {
-            Ok(i) => self.buckets[i].1 += 1,
-            Err(i) => self.buckets.insert(i, (key, 1)),
+        let first = u64::from(key) << 32;
+        let i = self.buckets.partition_point(|&e| e < first);
+        match self.buckets.get_mut(i) {
+            Some(e) if *e < first | COUNT_MAX => *e += 1,
+            _ => self.buckets.insert(i, first | 1),
         }
         if self.count == 0 || ns < self.min {
             self.min = ns;
@@ -92,18 +123,27 @@ impl LatencyHistogram {
         let (a, b) = (&self.buckets, &other.buckets);
         let mut merged = Vec::with_capacity(a.len() + b.len());
         let (mut i, mut j) = (0, 0);
+        let mut open: Option<(u32, u64)> = None;
         while i < a.len() || j < b.len() {
-            if j == b.len() || (i < a.len() && a[i].0 < b[j].0) {
-                merged.push(a[i]);
+            let e = if j == b.len() || (i < a.len() && a[i] < b[j]) {
                 i += 1;
-            } else if i == a.len() || b[j].0 < a[i].0 {
-                merged.push(b[j]);
-                j += 1;
+                a[i - 1]
             } else {
-                merged.push((a[i].0, a[i].1 + b[j].1));
-                i += 1;
                 j += 1;
+                b[j - 1]
+            };
+            match &mut open {
+                Some((key, n)) if *key == key_of(e) => *n += count_of(e),
+                _ => {
+                    if let Some((key, n)) = open {
+                        push_count(&mut merged, key, n);
+                    }
+                    open = Some((key_of(e), count_of(e)));
+                }
             }
+        }
+        if let Some((key, n)) = open {
+            push_count(&mut merged, key, n);
         }
         self.buckets = merged;
         if self.count == 0 || other.min < self.min {
@@ -124,10 +164,10 @@ impl LatencyHistogram {
         let quantile = (q / 100.0).min(1.0);
         let target = ((quantile * self.count as f64).ceil() as u64).max(1);
         let mut seen = 0;
-        for &(key, n) in &self.buckets {
-            seen += n;
+        for &e in &self.buckets {
+            seen += count_of(e);
             if seen >= target {
-                let (lo, hi) = bucket_range(key);
+                let (lo, hi) = bucket_range(key_of(e));
                 let v = if quantile == 0.0 { lo } else { hi };
                 return v.clamp(self.min, self.max);
             }
@@ -200,6 +240,53 @@ mod tests {
             }
             assert_eq!(parts[0].summary(), ours.summary());
         }
+    }
+
+    /// The samples of each bucket, whatever the entries that hold them.
+    fn counts(h: &LatencyHistogram) -> Vec<(u32, u64)> {
+        let mut out: Vec<(u32, u64)> = Vec::new();
+        for &e in &h.buckets {
+            match out.last_mut() {
+                Some((key, n)) if *key == key_of(e) => *n += count_of(e),
+                _ => out.push((key_of(e), count_of(e))),
+            }
+        }
+        out
+    }
+
+    /// A bucket past `u32::MAX` samples goes on counting in a second entry, recording and
+    /// merging, and percentiles see the whole count.
+    #[test]
+    fn counts_past_u32_are_kept() {
+        let (low, high) = (1_000u64, 5_000_000u64);
+        let (k_low, k_high) = (bucket_of(low), bucket_of(high));
+        let mut h = LatencyHistogram::default();
+        h.record(high);
+        h.record(low);
+        // A full entry of `low` as ⌈u32::MAX⌉ recordings would leave it.
+        h.buckets[0] |= COUNT_MAX;
+        h.count += COUNT_MAX - 1;
+        h.sum += u128::from(low) * u128::from(COUNT_MAX - 1);
+        h.record(low);
+        h.record(low);
+        h.record(high);
+        assert_eq!(counts(&h), [(k_low, COUNT_MAX + 2), (k_high, 2)]);
+        assert_eq!(h.buckets.len(), 3);
+        assert_eq!(h.count, COUNT_MAX + 4);
+        assert_eq!(h.percentile(100.0), high);
+        let (_, hi) = bucket_range(k_low);
+        assert_eq!(h.percentile(99.9), hi);
+
+        let mut m = h.clone();
+        m.merge(&h);
+        assert_eq!(counts(&m), [(k_low, 2 * COUNT_MAX + 4), (k_high, 4)]);
+        assert_eq!(m.count, 2 * (COUNT_MAX + 4));
+        assert!(m.buckets.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(m.buckets.len(), 4);
+        m.record(low);
+        assert_eq!(counts(&m), [(k_low, 2 * COUNT_MAX + 5), (k_high, 4)]);
+        assert_eq!(m.buckets.len(), 4);
+        assert_eq!(m.summary().p99, hi);
     }
 
     #[test]
