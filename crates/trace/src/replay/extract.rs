@@ -285,27 +285,6 @@ impl<'t> Extraction<'t> {
         self.named(self.wake_pairs())
     }
 
-    /// The futex channels of the workload, (sender, receiver) name pairs with the posts
-    /// each carries: the wake-ups of `edges` and the replies of the pairs in `replies` (a
-    /// `send` of the wakee's per `Step::Reply`). Every channel a program names is declared
-    /// here with room for all its posts: one left out would be a pipe, whose `recv` takes
-    /// every byte queued, so two posts made before their `recv`s (a replay whose wake-ups
-    /// come in another order than traced) would end one wait, and the next would wait for
-    /// ever.
-    fn channels(&self) -> BTreeMap<(String, String), u64> {
-        let mut pairs = self.wake_pairs();
-        for (i, t) in self.timeline.tasks.iter().enumerate() {
-            for s in &t.steps {
-                if let Step::Reply { to } = *s {
-                    if self.replies.contains(&(to, i)) {
-                        *pairs.entry((i, to)).or_insert(0) += 1;
-                    }
-                }
-            }
-        }
-        self.named(pairs)
-    }
-
     /// The wake-ups of kept tasks by kept tasks, by (waker, wakee) index pair: counted by
     /// pair first, as a pair of names per wake-up would be two allocations.
     fn wake_pairs(&self) -> BTreeMap<(usize, usize), u64> {
@@ -365,11 +344,12 @@ impl<'t> Extraction<'t> {
                 }
             }
         }
+        let channels = self.named(channels(&tasks));
         Workload {
             names: &self.names,
             tasks,
             duration: (tl.end - tl.start).div_ceil(1_000_000_000).max(1),
-            channels: self.channels(),
+            channels,
         }
     }
 
@@ -560,6 +540,33 @@ impl<'t> Extraction<'t> {
             phases,
         }
     }
+}
+
+/// The futex channels the programs name, by (sender, receiver) index pair, with the posts
+/// each carries (a phase's posts times its loops): wake-ups and replies alike, counted from
+/// the items themselves. Every one is declared with room for all its posts: one left out
+/// would be a pipe, whose `recv` takes
+/// every byte queued, so two posts made before their `recv`s (a replay whose wake-ups come
+/// in another order than traced) would end one wait, and the next would wait for ever.
+fn channels(tasks: &[(usize, Program)]) -> BTreeMap<(usize, usize), u64> {
+    let mut pairs: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+    for (_, p) in tasks {
+        for ph in &p.phases {
+            for (_, it) in &ph.events {
+                match *it {
+                    Item::Post(w, t) => *pairs.entry((w, t)).or_insert(0) += ph.reps as u64,
+                    // Waited on only: a futex all the same (no post ends it either way).
+                    Item::Wait(w, t) => {
+                        pairs.entry((w, t)).or_insert(0);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    // A capacity is at least 1.
+    pairs.values_mut().for_each(|n| *n = (*n).max(1));
+    pairs
 }
 
 /// How long a block ended by an interrupt must have lasted for the replay to wake it at the
