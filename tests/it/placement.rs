@@ -384,6 +384,39 @@ fn smp8_no_cpu_idles_for_a_balance_interval_while_another_is_overloaded() {
 }
 
 #[test]
+fn a_balance_pull_is_traced_on_the_pulling_cpu() {
+    // load_balance() runs on the CPU that balances (env->dst_cpu): its detach_task() calls
+    // set_task_cpu() there, so sched_migrate_task lands in the puller's buffer with the task
+    // it is switching away from as current; a wake-up's migration is the waker's line.
+    let json = workload(&[periodic("p", 16, 25)]);
+    let (r, trace) = traced("smp8", &json, S / 2, &[], "");
+    assert!(!r.eas_enabled && r.balance.active_migrations == 0);
+    let all: Vec<Line> = lines(&trace).collect();
+    let mut pulls = 0;
+    for (i, l) in all.iter().enumerate() {
+        if l.event != "sched_migrate_task" {
+            continue;
+        }
+        let pid = field(l.fields, "pid").unwrap();
+        let waking = all[..i]
+            .iter()
+            .rev()
+            .take_while(|w| w.t == l.t)
+            .any(|w| w.event == "sched_waking" && field(w.fields, "pid") == Some(pid));
+        if waking {
+            continue;
+        }
+        let dest: usize = field(l.fields, "dest_cpu").unwrap().parse().unwrap();
+        assert_eq!(l.cpu, dest, "a pull written off the puller at {}", l.t);
+        pulls += 1;
+    }
+    assert!(
+        pulls > 0 && pulls as u64 <= r.balance.lb_migrations,
+        "{pulls} pulls"
+    );
+}
+
+#[test]
 fn no_load_balancing_while_eas_is_active_and_not_overutilized() {
     // Small tasks never overutilize a CPU: under EAS find_busiest_group() finds the system
     // balanced every time, so no task is moved by load balancing; EAS places every wakeup.

@@ -819,7 +819,9 @@ impl Kernel {
         }
     }
 
-    /// Move a queued, not running task to another CPU (`move_queued_task`).
+    /// Move a queued, not running task to another CPU (`move_queued_task`, or a balance's
+    /// `detach_task()`/`attach_task()`). `sched_migrate_task` is written where the move
+    /// runs (`this_cpu`): the pulling CPU in a balance, the source in a stopper's or a push.
     pub(super) fn move_queued_task(
         &mut self,
         t: TaskId,
@@ -833,7 +835,7 @@ impl Kernel {
             ..QueueFlags::default()
         };
         self.dequeue_task(t, src, migrating, now, q);
-        self.set_task_cpu(t, dest, now, src);
+        self.set_task_cpu(t, dest, now, self.this_cpu);
         self.enqueue_task(t, dest, dest, QueueFlags::default(), false, now, q);
         self.check_preempt_curr(dest, t, false, now);
     }
