@@ -224,6 +224,30 @@ fn an_x86_driver_takes_requests_from_the_policys_cpus_only() {
 }
 
 #[test]
+fn a_scheduler_sysctl_no_upstream_kernel_has_is_named_as_the_kernels_own() {
+    // This VM's kernel (6.18.44-fc) carries kernel.sched_vcpu_pack, which no upstream kernel
+    // has: the platform file must say so, and not of the upstream sysctls beside it.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("m");
+    copy_dir(&data("xeon-vm"), &root);
+    std::fs::write(root.join("proc/sys/kernel/sched_vcpu_pack"), "15\n").unwrap();
+    let (_, text) = platform_of(&root, tmp.path());
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("# kernel.{name} = ")))
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+            .to_string()
+    };
+    assert!(
+        line("sched_vcpu_pack").contains("no upstream kernel has this sysctl"),
+        "{text}"
+    );
+    for upstream in ["sched_autogroup_enabled", "sched_cfs_bandwidth_slice_us"] {
+        assert!(line(upstream).ends_with("): not modelled"), "{text}");
+    }
+}
+
+#[test]
 fn bad_sysfs_content_is_a_note_not_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("m");

@@ -60,33 +60,82 @@ pub(crate) fn kernel_config(
     Some((config, source))
 }
 
-/// `/proc/sys/kernel/sched_*`: those schedlab has as switches, the rest as comments.
-pub(crate) fn sysctls(r: &mut Root, out: &mut Vec<Switch>) {
-    const MODELLED: &[&str] = &[
-        "sched_rt_period_us",
-        "sched_rt_runtime_us",
-        "sched_rr_timeslice_ms",
-        "sched_util_clamp_min",
-        "sched_util_clamp_max",
-        "sched_util_clamp_min_rt_default",
-    ];
+/// The `kernel.sched_*` sysctls schedlab has as switches.
+const MODELLED: &[&str] = &[
+    "sched_rt_period_us",
+    "sched_rt_runtime_us",
+    "sched_rr_timeslice_ms",
+    "sched_util_clamp_min",
+    "sched_util_clamp_max",
+    "sched_util_clamp_min_rt_default",
+];
+
+/// The other `kernel.sched_*` sysctls of upstream kernels from v4.19 on (kernel/sysctl.c,
+/// kernel/sched/*.c; the tunables before v5.13, which then moved to debugfs, included).
+const UPSTREAM: &[&str] = &[
+    "sched_autogroup_enabled",
+    "sched_cfs_bandwidth_slice_us",
+    "sched_child_runs_first",
+    "sched_deadline_period_max_us",
+    "sched_deadline_period_min_us",
+    "sched_energy_aware",
+    "sched_schedstats",
+    "sched_latency_ns",
+    "sched_min_granularity_ns",
+    "sched_wakeup_granularity_ns",
+    "sched_migration_cost_ns",
+    "sched_nr_migrate",
+    "sched_tunable_scaling",
+    "sched_time_avg_ms",
+];
+
+/// `/proc/sys/kernel/sched_*` as (name, value, path).
+fn sched_sysctls(r: &mut Root) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
     for name in r.list("/proc/sys/kernel") {
         if !name.starts_with("sched_") {
             continue;
         }
         let path = format!("/proc/sys/kernel/{name}");
-        let Some(value) = r.read(&path) else {
-            continue;
-        };
-        let value = one_line(&value);
+        if let Some(value) = r.read(&path) {
+            out.push((name, one_line(&value), path));
+        }
+    }
+    out
+}
+
+fn upstream(name: &str) -> bool {
+    MODELLED.contains(&name) || UPSTREAM.contains(&name)
+}
+
+/// `/proc/sys/kernel/sched_*`: those schedlab has as switches, the rest as comments; a name
+/// no upstream kernel has is said to be the kernel's own change (a vendor's scheduler
+/// patch), so a comparison with this machine knows its kernel is not upstream's there.
+pub(crate) fn sysctls(r: &mut Root, out: &mut Vec<Switch>) {
+    for (name, value, path) in sched_sysctls(r) {
         if MODELLED.contains(&name.as_str()) && value.parse::<i64>().is_ok() {
             out.push(Switch::Set(format!("kernel.{name}"), value, path));
-        } else {
+        } else if upstream(&name) {
             out.push(Switch::Comment(format!(
                 "kernel.{name} = {value} ({path}): not modelled"
             )));
+        } else {
+            out.push(Switch::Comment(format!(
+                "kernel.{name} = {value} ({path}): no upstream kernel has this sysctl, a change \
+                 this kernel carries: not modelled, so schedlab is not this kernel where it acts"
+            )));
         }
     }
+}
+
+/// The scheduler sysctls of the machine under `r` that no upstream kernel has, as
+/// `kernel.NAME = VALUE`: a vendor's change to the scheduler this machine's kernel carries.
+pub(crate) fn foreign_sysctls(r: &mut Root) -> Vec<String> {
+    sched_sysctls(r)
+        .into_iter()
+        .filter(|(name, _, _)| !upstream(name))
+        .map(|(name, value, _)| format!("kernel.{name} = {value}"))
+        .collect()
 }
 
 /// init's timer slack (`/proc/1/timerslack_ns`), which every task inherits unless it sets

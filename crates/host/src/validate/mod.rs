@@ -15,7 +15,9 @@ mod replay;
 mod rtapp;
 
 use crate::calibrate::PIPE_FIT_MARK;
+use crate::kernel;
 use crate::platform;
+use crate::sysfs::Root;
 use schedlab::error::InputError;
 use schedlab::report::validation::{Row, Spread, Validation};
 use schedlab::trace::replay::timeline::CpuInfo;
@@ -161,7 +163,16 @@ pub fn validate(req: &Request, log: &(dyn Fn(&str) + Sync)) -> Result<Validation
     items.extend(replay::replays(&o, traces));
     // schedlab's side, side by side.
     log("simulating");
-    let (rows, notes) = run_all(items);
+    let (rows, mut notes) = run_all(items);
+    // A scheduler change of this machine's kernel that no upstream kernel has: the rows
+    // compare against it where it acts.
+    for sysctl in kernel::foreign_sysctls(&mut Root::new(Path::new("/"))) {
+        notes.push(format!(
+            "this machine's kernel has {sysctl}, a scheduler sysctl no upstream kernel has: \
+             where that change acts (placement, migrations), the rows compare with it, not \
+             with the kernel schedlab models"
+        ));
+    }
     let shown = if req.platform.is_some() {
         path.display().to_string()
     } else {
