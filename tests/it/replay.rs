@@ -402,7 +402,7 @@ fn a_periodic_task_replays_as_a_timer_and_its_chain_follows() {
         .iter()
         .position(|n| n.starts_with("cons"))
         .unwrap();
-    let grid = ext.grids[prod].expect("the producer is periodic");
+    let grid = ext.grids[prod].as_ref().expect("the producer is periodic");
     assert!(grid.period_ns.abs_diff(10 * MS) <= 1000, "{grid:?}");
     assert!(ext.causes[prod]
         .iter()

@@ -112,11 +112,17 @@ pub enum Cause {
 }
 
 /// A periodic grid of wake-ups.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grid {
     pub period_ns: u64,
     /// The first wake-up on it.
     pub first: u64,
+    /// The first wake-up at which its phase moved, if it did: rt-app's timer in its default
+    /// (relative) mode takes its reference from the moment the task came to it late, past a
+    /// whole period, so its wake-ups go on a period apart from there.
+    pub moved: Option<u64>,
+    /// The wake-ups on it, in order.
+    pub on: Vec<u64>,
 }
 
 /// Timers fire within their slack (50 µs by default for a fair task: `timer_slack_ns`), plus
@@ -191,21 +197,10 @@ impl<'t> Extraction<'t> {
                 })
                 .collect();
             let grid = find_grid(&candidates);
-            let on_grid = |w: u64, last: &mut Option<u64>| -> bool {
-                let Some(g) = grid else { return false };
-                let from = last.unwrap_or(g.first);
-                if w < from {
-                    return false;
-                }
-                let n = ((w - from) + g.period_ns / 2) / g.period_ns;
-                let off = (w - from).abs_diff(n * g.period_ns);
-                let ok = off <= GRID_TOLERANCE_NS.min(g.period_ns / 10);
-                if ok {
-                    *last = Some(w);
-                }
-                ok
+            let on_grid = |w: u64| {
+                grid.as_ref()
+                    .is_some_and(|g| g.on.binary_search(&w).is_ok())
             };
-            let mut last = None;
             let c = t
                 .steps
                 .iter()
@@ -215,8 +210,10 @@ impl<'t> Extraction<'t> {
                     // A timer is re-armed every period: a block across more than one did
                     // not end by it (a steady interrupt, e.g. network traffic, can look
                     // periodic), and as the timer its wait would be one per period.
-                    let within_period = grid.is_some_and(|g| end - b.start <= g.period_ns * 3 / 2);
-                    let periodic = !b.uninterruptible && within_period && on_grid(end, &mut last);
+                    let within_period = grid
+                        .as_ref()
+                        .is_some_and(|g| end - b.start <= g.period_ns * 3 / 2);
+                    let periodic = !b.uninterruptible && within_period && on_grid(end);
                     Some(match dependency(b) {
                         _ if periodic && (dependency(b).is_none() || ambiguous(b)) => Cause::Timer,
                         Some(_) if ambiguous(b) => Cause::Interrupt,
@@ -363,7 +360,7 @@ impl<'t> Extraction<'t> {
         // The last timer wake-up, or the timer's start: each timer wake-up first advances
         // the timer by the periods missed since (below).
         let mut last_timer: Option<u64> = None;
-        if let Some(g) = self.grids[i] {
+        if let Some(g) = &self.grids[i] {
             // rt-app's timer counts periods from the task's start: start it a whole number
             // of periods before its grid's first wake-up, at or before its first activity.
             // The periods until its first timer wake-up are advanced there, where they are
@@ -480,8 +477,19 @@ impl<'t> Extraction<'t> {
                     };
                     match self.causes[i][s].expect("every ended block has a cause") {
                         Cause::Task(w) => items.push(Item::Wait(w, i)),
+                        // Once its phase moved, the timer's wake-ups come at their times in
+                        // the trace: an absolute timer keeps the phase it started with.
+                        Cause::Timer
+                            if self.grids[i]
+                                .as_ref()
+                                .and_then(|g| g.moved)
+                                .is_some_and(|m| end >= m) =>
+                        {
+                            items.push(Item::WakeAt(end - last_wake));
+                            last_wake = end;
+                        }
                         Cause::Timer => {
-                            let g = self.grids[i].expect("a timer block has a grid");
+                            let g = self.grids[i].as_ref().expect("a timer block has a grid");
                             // Periods missed since the last timer wake-up (the task was late
                             // and did not sleep, or slept otherwise) still advance the timer.
                             if let Some(prev) = last_timer {
@@ -524,7 +532,9 @@ impl<'t> Extraction<'t> {
             }
         }
         let leads = leads(&items);
-        let period_us = self.grids[i].map_or(0, |g| g.period_ns.div_ceil(1000));
+        let period_us = self.grids[i]
+            .as_ref()
+            .map_or(0, |g| g.period_ns.div_ceil(1000));
         let phases = phases(&items, &leads, &cuts);
         Program {
             instance: t.forked_by.is_some_and(|p| self.kept[p]),
@@ -800,26 +810,75 @@ fn find_grid(wakes: &[u64]) -> Option<Grid> {
         return None;
     }
     let tol = GRID_TOLERANCE_NS.min(period / 10);
+    // Whole periods from `from` to `w`, if `w` lies on the grid from `from`.
+    let periods = |from: u64, w: u64| {
+        let n = ((w - from) + period / 2) / period;
+        (n >= 1 && (w - from).abs_diff(n * period) <= tol).then_some(n as usize)
+    };
+    // Whether `w` lies clearly off the phase of the grid through `from`: further from it than
+    // two tolerances, more than a late timer's jitter (cyclictest's wake-ups on a busy VM
+    // spread ±30 µs about their phase, so two of them may lie 64 µs apart).
+    let moved_phase = |from: u64, w: u64| {
+        let off = (w - from) % period;
+        off.min(period - off) > 2 * tol
+    };
     // Count the wake-ups on the grid, re-anchoring at each (timer drift), and the periods
-    // they span.
+    // they span (`spans`, one per wake-up on it). A wake-up off it from which the next
+    // MOVE_CONFIRM come a period apart each, clearly off its phase, moves the grid's phase
+    // there (rt-app's relative timer after a late period). A later wake-up back on the phase from before the move
+    // shows the stretch between to have been late wake-ups of a timer that kept its phase
+    // (cyclictest's, behind a busy CPU): off the grid, and no move.
     let mut last = wakes[0];
-    let (mut on, mut spanned) = (1, 0);
-    for &w in &wakes[1..] {
-        let n = ((w - last) + period / 2) / period;
-        if n >= 1 && (w - last).abs_diff(n * period) <= tol {
-            on += 1;
-            spanned += n as usize;
-            last = w;
-        }
+    let mut on = vec![wakes[0]];
+    let mut spans = vec![0];
+    // Per move: where it starts in `on`, and the last wake-up on the grid before it.
+    let mut moves: Vec<(usize, u64)> = Vec::new();
+    for (k, &w) in wakes.iter().enumerate().skip(1) {
+        let n = if let Some(n) = periods(last, w) {
+            n
+        } else if let Some((at, n)) = moves
+            .last()
+            .and_then(|&(at, before)| Some((at, periods(before, w)?)))
+        {
+            on.truncate(at);
+            spans.truncate(at);
+            moves.pop();
+            n
+        } else if moved_phase(last, w)
+            && (k..k + MOVE_CONFIRM).all(|j| match (wakes.get(j), wakes.get(j + 1)) {
+                (Some(&a), Some(&b)) => periods(a, b) == Some(1),
+                _ => false,
+            })
+        {
+            moves.push((on.len(), last));
+            1
+        } else {
+            continue;
+        };
+        on.push(w);
+        spans.push(n);
+        last = w;
     }
+    let spanned: usize = spans.iter().sum();
     // Most wake-ups on it, and a wake-up in most of its periods: a timer fires every period
     // unless its task overran it. An interrupt of a steady rate (network traffic) puts many
-    // wake-ups on a short grid, with long gaps between.
-    (on * 2 >= wakes.len() && (on - 1) * 2 >= spanned).then_some(Grid {
+    // wake-ups on a short grid, with long gaps between. A phase moves now and then (a late
+    // period): wake-ups that move it all the time lie on no grid.
+    (on.len() * 2 >= wakes.len()
+        && (on.len() - 1) * 2 >= spanned
+        && moves.len() * MOVES_PER_WAKEUPS <= on.len())
+    .then(|| Grid {
         period_ns: period,
         first: wakes[0],
+        moved: moves.first().map(|&(at, _)| on[at]),
+        on,
     })
 }
+
+/// How many periods in a row from a wake-up off the grid make it where the grid's phase
+/// moved, and the fewest wake-ups on the grid per move.
+const MOVE_CONFIRM: usize = 3;
+const MOVES_PER_WAKEUPS: usize = 8;
 
 /// One event of a task's program, amounts in ns (work: capacity·ns); in a `Phase`, µs.
 #[derive(Debug, Clone, PartialEq)]
@@ -1346,6 +1405,43 @@ mod tests {
             })
             .collect();
         assert_eq!(find_grid(&s), None);
+    }
+
+    /// rt-app's timer in its default relative mode: a task late at it by more than a period
+    /// takes its reference from then, so its wake-ups go on a period apart from a new phase.
+    /// The grid follows the move and says where it was; wake-ups that move all the time (a
+    /// burst of short blocks 76-100 µs apart, LISA's sched_load `shutils`) lie on none.
+    #[test]
+    fn grid_of_a_timer_whose_phase_moved() {
+        let p = 10_000_000;
+        let mut w: Vec<u64> = (0..20).map(|k| 1_000_000 + k * p).collect();
+        let shift = 2_690_000;
+        w.extend((20..60).map(|k| 1_000_000 + k * p + shift));
+        let g = find_grid(&w).expect("periodic");
+        assert_eq!(g.period_ns, p);
+        assert_eq!(g.moved, Some(w[20]));
+        assert_eq!(g.on, w);
+        // Without the move, the same wake-ups from the start keep the first phase.
+        let g = find_grid(&w[..20]).expect("periodic");
+        assert_eq!((g.moved, g.on.len()), (None, 20));
+        let mut t = 2_084_237_703_000;
+        let burst: Vec<u64> = [0, 100_000, 76_000, 80_000, 78_000, 78_000, 449_000, 92_000]
+            .iter()
+            .map(|d| {
+                t += d;
+                t
+            })
+            .collect();
+        assert_eq!(find_grid(&burst), None);
+        // An absolute timer (cyclictest's) whose task was late four periods running, 200 µs
+        // each, behind a busy CPU: back on its phase after, so no move; those four are off.
+        let mut late: Vec<u64> = (0..40).map(|k| 1_000_000 + k * p).collect();
+        for x in &mut late[10..14] {
+            *x += 200_000;
+        }
+        let g = find_grid(&late).expect("periodic");
+        assert_eq!((g.moved, g.on.len()), (None, 36));
+        assert!(!g.on.contains(&late[11]));
     }
 
     /// A task woken by an interrupt of a steady rate (network packets every 217 µs) in
