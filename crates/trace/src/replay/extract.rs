@@ -14,7 +14,9 @@
 //! - A block ended by a timer or an interrupt (or by a task left out) keeps its delay:
 //!   `sleep`, or for a `D` block `iorun` with its service time; when the task's wake-ups of
 //!   that kind lie on a grid, they are an rt-app `timer` of that period (absolute mode), so a
-//!   replay on slower CPUs keeps the period and stretches the run. One that lasted at least
+//!   replay on slower CPUs keeps the period and stretches the run; once the grid's phase
+//!   moved (rt-app's relative timer after a late period), they wake at their traced times
+//!   (`Item::WakeAt`). One that lasted at least
 //!   a CFS period (`resync_ns`) wakes at its time in the trace: an absolute `timer` of the
 //!   task's own whose periods are the times between such wake-ups (`Item::WakeAt`).
 //! - A fork is rt-app's `fork` of a task made for the child; an exit ends the program.
