@@ -825,11 +825,11 @@ fn find_grid(wakes: &[u64]) -> Option<Grid> {
         off.min(period - off) > 2 * tol
     };
     // Count the wake-ups on the grid, re-anchoring at each (timer drift), and the periods
-    // they span (`spans`, one per wake-up on it). A wake-up off it from which the next
-    // MOVE_CONFIRM come a period apart each, clearly off its phase, moves the grid's phase
-    // there (rt-app's relative timer after a late period). A later wake-up back on the phase from before the move
-    // shows the stretch between to have been late wake-ups of a timer that kept its phase
-    // (cyclictest's, behind a busy CPU): off the grid, and no move.
+    // they span (`spans`, one per wake-up on it). A wake-up clearly off its phase from
+    // which the next MOVE_CONFIRM come a period apart each moves the grid's phase there
+    // (rt-app's relative timer after a late period). A later wake-up back on the phase
+    // from before the move shows the stretch between to have been late wake-ups of a
+    // timer that kept its phase (cyclictest's, behind a busy CPU): off the grid, no move.
     let mut last = wakes[0];
     let mut on = vec![wakes[0]];
     let mut spans = vec![0];
