@@ -1806,9 +1806,9 @@ impl Kernel {
     /// The CPU `event` happens on, `smp_processor_id()` as its handler starts.
     fn event_cpu(&self, event: &Event) -> usize {
         match *event {
-            Event::Tick { cpu, .. }
-            | Event::WorkDone { cpu, .. }
-            | Event::IdleTick { cpu, .. } => cpu,
+            Event::Tick { cpu, .. } | Event::WorkDone { cpu, .. } | Event::IdleTick { cpu, .. } => {
+                cpu
+            }
             Event::IdleExit { cpu, .. } => cpu as usize,
             // The sleep's hrtimer (or the I/O's interrupt) fires on the CPU the task slept on;
             // the deadline timer on the CPU the task ran out on.
