@@ -324,16 +324,27 @@ impl<E: Copy> EventQueue<E> {
         let (key, n) = (entry.key(), self.heap.len());
         loop {
             let first = i * ARITY + 1;
-            if first >= n {
-                break;
-            }
-            let (mut best, mut best_key) = (first, self.heap[first].key());
-            for c in first + 1..(first + ARITY).min(n) {
-                let k = self.heap[c].key();
-                if k < best_key {
-                    (best, best_key) = (c, k);
+            let (best, best_key) = if first + ARITY <= n {
+                // All four children (every node but the last parent's): the earlier of the
+                // earliest of each pair, without a loop.
+                let children = &self.heap[first..first + ARITY];
+                let earlier = |a: (usize, u128), b: (usize, u128)| if b.1 < a.1 { b } else { a };
+                let pair =
+                    |c: usize| earlier((c, children[c].key()), (c + 1, children[c + 1].key()));
+                let (c, k) = earlier(pair(0), pair(2));
+                (first + c, k)
+            } else if first < n {
+                let (mut best, mut best_key) = (first, self.heap[first].key());
+                for c in first + 1..n {
+                    let k = self.heap[c].key();
+                    if k < best_key {
+                        (best, best_key) = (c, k);
+                    }
                 }
-            }
+                (best, best_key)
+            } else {
+                break;
+            };
             if key <= best_key {
                 break;
             }
