@@ -101,12 +101,14 @@ impl HrtimerBases {
         let heap = &mut self.bases[cpu];
         let last = heap.pop().expect("an armed timer is in its base");
         if at < heap.len() {
-            // The last timer fills the hole, then moves down or up to its place.
+            // The hole moves down along the earlier children to a leaf, and the last timer
+            // sifts up from there (past `at` if it sorts before its parent): it sorts late
+            // (the removed timer is mostly the first, just expired), so it rarely climbs,
+            // and no level compares it on the way down.
             let mut base = self.base(cpu);
-            base.place(at, last);
-            if base.sift_down(at) == at {
-                base.sift_up(at);
-            }
+            let leaf = base.hole_to_leaf(at);
+            base.place(leaf, last);
+            base.sift_up(leaf);
         }
     }
 
@@ -184,39 +186,38 @@ impl Base<'_> {
         }
     }
 
-    /// Move the timer at `at` (its slot pointing there) down to its place; returns that
-    /// place.
-    fn sift_down(&mut self, mut at: usize) -> usize {
+    /// Move the hole at `at` down to a leaf, the earlier child filling it at each level;
+    /// returns the leaf.
+    fn hole_to_leaf(&mut self, mut at: usize) -> usize {
         let n = self.heap.len();
-        let (from, t) = (at, self.heap[at]);
         loop {
             let l = 2 * at + 1;
             if l >= n {
-                break;
+                return at;
             }
             let c = if l + 1 < n && before(&self.heap[l + 1], &self.heap[l]) {
                 l + 1
             } else {
                 l
             };
-            let child = self.heap[c];
-            if !before(&child, &t) {
-                break;
-            }
-            self.place(at, child);
+            self.place(at, self.heap[c]);
             at = c;
         }
-        if at != from {
-            self.place(at, t);
-        }
-        at
     }
 }
 
 /// Order by expiry, then task id (deterministic among equal expiries; a task has one timer,
 /// so the order is total).
 fn before(a: &Timer, b: &Timer) -> bool {
-    (a.expires, a.task) < (b.expires, b.task)
+    a.key() < b.key()
+}
+
+impl Timer {
+    /// (expiry, task) as one number: one wide compare.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.expires) << 64) | self.task as u128
+    }
 }
 
 #[cfg(debug_assertions)]
