@@ -27,7 +27,7 @@ const SUB_MASK: u64 = (1 << (HALF_MAG + 1)) - 1;
 /// The count bits of an entry; a full entry holds `COUNT_MAX`.
 const COUNT_MAX: u64 = u32::MAX as u64;
 /// The fewest fresh samples merged at once.
-const FRESH_MIN: usize = 64;
+const FRESH_MIN: usize = 256;
 /// A fresh sample already counted into its bucket during a merge (above every bucket).
 const TAKEN: u32 = u32::MAX;
 
