@@ -35,6 +35,10 @@ struct Slot {
 
 const UNARMED: u32 = u32::MAX;
 
+/// Children per heap node: a base of a thousand tasks' timers is half as deep as a binary
+/// heap, and a cancel (mostly of the first timer) moves the hole down half as many levels.
+const ARITY: usize = 4;
+
 /// The bases of all CPUs.
 #[derive(Debug, Default)]
 pub struct HrtimerBases {
@@ -173,7 +177,7 @@ impl Base<'_> {
     fn sift_up(&mut self, mut at: usize) {
         let (from, t) = (at, self.heap[at]);
         while at > 0 {
-            let parent = (at - 1) / 2;
+            let parent = (at - 1) / ARITY;
             let p = self.heap[parent];
             if !before(&t, &p) {
                 break;
@@ -186,19 +190,28 @@ impl Base<'_> {
         }
     }
 
-    /// Move the hole at `at` down to a leaf, the earlier child filling it at each level;
+    /// Move the hole at `at` down to a leaf, the earliest child filling it at each level;
     /// returns the leaf.
     fn hole_to_leaf(&mut self, mut at: usize) -> usize {
         let n = self.heap.len();
         loop {
-            let l = 2 * at + 1;
-            if l >= n {
-                return at;
-            }
-            let c = if l + 1 < n && before(&self.heap[l + 1], &self.heap[l]) {
-                l + 1
+            let first = ARITY * at + 1;
+            let c = if first + ARITY <= n {
+                // All four children: the earlier of the earliest of each pair.
+                let h = &self.heap[first..first + ARITY];
+                let pair = |c: usize| if before(&h[c + 1], &h[c]) { c + 1 } else { c };
+                let (a, b) = (pair(0), pair(2));
+                first + if before(&h[b], &h[a]) { b } else { a }
+            } else if first < n {
+                (first + 1..n).fold(first, |c, d| {
+                    if before(&self.heap[d], &self.heap[c]) {
+                        d
+                    } else {
+                        c
+                    }
+                })
             } else {
-                l
+                return at;
             };
             self.place(at, self.heap[c]);
             at = c;
@@ -251,7 +264,7 @@ impl HrtimerBases {
         while let Some(task) = self.touched.pop() {
             if let Some((cpu, at)) = self.armed(task) {
                 self.check_timer(cpu, at, &asleep);
-                for child in [2 * at + 1, 2 * at + 2] {
+                for child in ARITY * at + 1..=ARITY * at + ARITY {
                     if child < self.bases[cpu].len() {
                         self.check_timer(cpu, child, &asleep);
                     }
@@ -270,7 +283,7 @@ impl HrtimerBases {
             "cpu {cpu}: timer of task {task} out of its slot"
         );
         assert!(
-            at == 0 || !before(&self.bases[cpu][at], &self.bases[cpu][(at - 1) / 2]),
+            at == 0 || !before(&self.bases[cpu][at], &self.bases[cpu][(at - 1) / ARITY]),
             "cpu {cpu}: timer heap out of order"
         );
         assert!(asleep(task), "task {task} runs with a sleep timer");
