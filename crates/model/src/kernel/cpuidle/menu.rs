@@ -121,8 +121,9 @@ impl MenuDevice {
     /// Each round keeps the intervals below the last round's largest: a prefix of the
     /// sorted copy, whose sums are the running ones less the dropped values'. In 64 bits
     /// while the sum of squares is below 2^58 (intervals below ~2^27 µs): then no term
-    /// passes 2^63 (n·avg² and 2·avg·Σv are at most Σv² and 2·Σv², the variance times 36
-    /// at most 2·Σv²·36/6 with six or more intervals kept); in 128 bits otherwise.
+    /// overflows (avg is at most the mean, so n·avg² ≤ Σv², 2·avg·Σv ≤ 2·Σv², and
+    /// Σ(v − avg)² ≤ Σv², so the variance times 36 is below 36·2^58 < 2^64); in 128 bits
+    /// otherwise.
     fn typical_interval_us(&self) -> u64 {
         match u64::try_from(self.sum_sq) {
             Ok(sum_sq) if sum_sq < 1 << 58 => typical_interval(&self.sorted, self.sum, sum_sq),
