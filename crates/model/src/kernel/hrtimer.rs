@@ -174,7 +174,18 @@ impl Base<'_> {
     /// the timers they pass over into the hole and place the sifted one once, at the end
     /// (if it moved): one write (and slot) per level instead of a swap's two. Any heap has
     /// the same first timer (the order is total), which is all that is read of it.
-    fn sift_up(&mut self, mut at: usize) {
+    ///
+    /// The first test is inlined: a new timer (a sleep's end, mostly the latest) and the
+    /// last one moved into a cancel's hole rarely climb.
+    #[inline]
+    fn sift_up(&mut self, at: usize) {
+        if at > 0 && before(&self.heap[at], &self.heap[(at - 1) / ARITY]) {
+            self.climb(at);
+        }
+    }
+
+    #[inline(never)]
+    fn climb(&mut self, mut at: usize) {
         let (from, t) = (at, self.heap[at]);
         while at > 0 {
             let parent = (at - 1) / ARITY;
