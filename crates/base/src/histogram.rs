@@ -3,16 +3,20 @@
 //! two), so memory does not grow with the number of samples.
 //!
 //! The buckets are kept sparse: a sorted list of the buckets that hold samples, each entry
-//! one `u64` packing (bucket << 32) | count, so a new bucket moves half as many bytes as a
-//! (bucket, count) pair of 16 would. A task's latencies fall in few buckets, so ten thousand
-//! tasks cost kilobytes each, not the 16 KB a dense HDR array over 1 ns..100 s takes (and
-//! clears) per histogram. A count that would pass `u32::MAX` goes on in a new entry of the
-//! same bucket: a bucket's entries are adjacent, the one not full (if any) first, so the
-//! packed values stay sorted and no count wraps or is lost. Percentiles are HDR's
-//! `value_at_quantile` over the same buckets (the tests check it against the hdrhistogram
-//! crate).
+//! one `u64` packing (bucket << 32) | count. A task's latencies fall in few buckets, so ten
+//! thousand tasks cost kilobytes each, not the 16 KB a dense HDR array over 1 ns..100 s takes
+//! (and clears) per histogram. A count that would pass `u32::MAX` goes on in a new entry of
+//! the same bucket: a bucket's entries are adjacent, the one not full (if any) first, so the
+//! packed values stay sorted and no count wraps or is lost. A sample is first only noted
+//! (its bucket pushed on a list of fresh ones); once the fresh buckets are as many as the
+//! entries (and at least `FRESH_MIN`), they are sorted and merged into the list in one pass,
+//! so a record costs no search and no move of the entries, and memory stays bounded by the
+//! buckets' (a task's latencies spread over hundreds of buckets: most samples would insert
+//! one). Percentiles are HDR's `value_at_quantile` over the same buckets (the tests check it
+//! against the hdrhistogram crate).
 
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// Latencies above this (100 s) are clamped into the top bucket.
 const HIGHEST_NS: u64 = 100_000_000_000;
@@ -22,6 +26,10 @@ const HALF_MAG: u32 = 7;
 const SUB_MASK: u64 = (1 << (HALF_MAG + 1)) - 1;
 /// The count bits of an entry; a full entry holds `COUNT_MAX`.
 const COUNT_MAX: u64 = u32::MAX as u64;
+/// The fewest fresh samples merged at once.
+const FRESH_MIN: usize = 256;
+/// A fresh sample already counted into its bucket during a merge (above every bucket).
+const TAKEN: u32 = u32::MAX;
 
 /// HDR's bucket of `v` (v ≥ 1): (power-of-two bucket << 8) | sub-bucket, ordered like the
 /// values.
@@ -62,8 +70,10 @@ fn push_count(out: &mut Vec<u64>, key: u32, n: u64) {
 #[derive(Debug, Clone, Default)]
 pub struct LatencyHistogram {
     /// Non-empty buckets, packed (bucket << 32) | count, sorted; of a bucket's entries at
-    /// most one is not full, the first.
+    /// most one is not full, the first. The samples of `fresh` are not in them yet.
     buckets: Vec<u64>,
+    /// The buckets of the samples recorded since the last merge, one per sample, unsorted.
+    fresh: Vec<u32>,
     count: u64,
     sum: u128,
     min: u64,
@@ -74,6 +84,7 @@ impl LatencyHistogram {
     /// The empty histogram (`default()`), for statics.
     pub const EMPTY: LatencyHistogram = LatencyHistogram {
         buckets: Vec::new(),
+        fresh: Vec::new(),
         count: 0,
         sum: 0,
         min: 0,
@@ -96,12 +107,9 @@ pub struct LatencySummary {
 
 impl LatencyHistogram {
     pub fn record(&mut self, ns: u64) {
-        let key = bucket_of(ns.clamp(1, HIGHEST_NS));
-        let first = u64::from(key) << 32;
-        let i = self.buckets.partition_point(|&e| e < first);
-        match self.buckets.get_mut(i) {
-            Some(e) if *e < first | COUNT_MAX => *e += 1,
-            _ => self.buckets.insert(i, first | 1),
+        self.fresh.push(bucket_of(ns.clamp(1, HIGHEST_NS)));
+        if self.fresh.len() >= self.buckets.len().max(FRESH_MIN) {
+            self.settle();
         }
         if self.count == 0 || ns < self.min {
             self.min = ns;
@@ -115,11 +123,84 @@ impl LatencyHistogram {
         self.count
     }
 
+    /// Merge the fresh samples into the buckets: sorted, each run of a bucket already held
+    /// adds to that bucket's first entry as the cursor walks the entries, and the runs of
+    /// new buckets are then merged in from the back, each entry moved once.
+    #[inline(never)]
+    fn settle(&mut self) {
+        self.fresh.sort_unstable();
+        let (mut new, mut i, mut j) = (0, 0, 0);
+        while j < self.fresh.len() {
+            let key = self.fresh[j];
+            let run = self.fresh[j..].iter().take_while(|&&k| k == key).count();
+            let first = u64::from(key) << 32;
+            while i < self.buckets.len() && self.buckets[i] < first {
+                i += 1;
+            }
+            match self.buckets.get_mut(i) {
+                Some(e) if key_of(*e) == key => {
+                    let (c, n) = (count_of(*e), run as u64);
+                    if c + n <= COUNT_MAX {
+                        *e += n;
+                    } else {
+                        // The first entry fills up; the rest starts a new first entry.
+                        *e = first | COUNT_MAX;
+                        self.buckets.insert(i, first | (c + n - COUNT_MAX));
+                    }
+                    self.fresh[j..j + run].fill(TAKEN);
+                }
+                _ => new += 1,
+            }
+            j += run;
+        }
+        if new > 0 {
+            let old = self.buckets.len();
+            self.buckets.resize(old + new, 0);
+            let (mut i, mut w, mut j) = (old, old + new, self.fresh.len());
+            while j > 0 {
+                let key = self.fresh[j - 1];
+                let run = self.fresh[..j]
+                    .iter()
+                    .rev()
+                    .take_while(|&&k| k == key)
+                    .count();
+                j -= run;
+                if key == TAKEN {
+                    continue;
+                }
+                // A new bucket: no entry shares its key, so the packed values order it.
+                let entry = (u64::from(key) << 32) | run as u64;
+                while i > 0 && self.buckets[i - 1] > entry {
+                    w -= 1;
+                    i -= 1;
+                    self.buckets[w] = self.buckets[i];
+                }
+                w -= 1;
+                self.buckets[w] = entry;
+            }
+            debug_assert_eq!(w, i, "every new bucket placed");
+        }
+        self.fresh.clear();
+    }
+
+    /// This histogram with every sample in its buckets.
+    fn settled(&self) -> Cow<'_, LatencyHistogram> {
+        if self.fresh.is_empty() {
+            Cow::Borrowed(self)
+        } else {
+            let mut h = self.clone();
+            h.settle();
+            Cow::Owned(h)
+        }
+    }
+
     /// Merge another histogram into this one (e.g. all threads of a generator).
     pub fn merge(&mut self, other: &LatencyHistogram) {
         if other.count == 0 {
             return;
         }
+        self.settle();
+        let other = other.settled();
         let (a, b) = (&self.buckets, &other.buckets);
         let mut merged = Vec::with_capacity(a.len() + b.len());
         let (mut i, mut j) = (0, 0);
@@ -158,6 +239,11 @@ impl LatencyHistogram {
     /// highest value of the bucket where the running count reaches ⌈q·count⌉ (the lowest
     /// for q = 0).
     pub fn percentile(&self, q: f64) -> u64 {
+        self.settled().settled_percentile(q)
+    }
+
+    /// [`LatencyHistogram::percentile`] of a histogram with no fresh samples.
+    fn settled_percentile(&self, q: f64) -> u64 {
         if self.count == 0 {
             return 0;
         }
@@ -179,14 +265,15 @@ impl LatencyHistogram {
         if self.count == 0 {
             return LatencySummary::default();
         }
+        let h = self.settled();
         LatencySummary {
             count: self.count,
             min: self.min,
             mean: (self.sum / self.count as u128) as u64,
-            p50: self.percentile(50.0),
-            p90: self.percentile(90.0),
-            p95: self.percentile(95.0),
-            p99: self.percentile(99.0),
+            p50: h.settled_percentile(50.0),
+            p90: h.settled_percentile(90.0),
+            p95: h.settled_percentile(95.0),
+            p99: h.settled_percentile(99.0),
             max: self.max,
         }
     }
@@ -245,7 +332,7 @@ mod tests {
     /// The samples of each bucket, whatever the entries that hold them.
     fn counts(h: &LatencyHistogram) -> Vec<(u32, u64)> {
         let mut out: Vec<(u32, u64)> = Vec::new();
-        for &e in &h.buckets {
+        for &e in &h.settled().buckets {
             match out.last_mut() {
                 Some((key, n)) if *key == key_of(e) => *n += count_of(e),
                 _ => out.push((key_of(e), count_of(e))),
@@ -263,6 +350,7 @@ mod tests {
         let mut h = LatencyHistogram::default();
         h.record(high);
         h.record(low);
+        h.settle();
         // A full entry of `low` as ⌈u32::MAX⌉ recordings would leave it.
         h.buckets[0] |= COUNT_MAX;
         h.count += COUNT_MAX - 1;
@@ -271,7 +359,7 @@ mod tests {
         h.record(low);
         h.record(high);
         assert_eq!(counts(&h), [(k_low, COUNT_MAX + 2), (k_high, 2)]);
-        assert_eq!(h.buckets.len(), 3);
+        assert_eq!(h.settled().buckets.len(), 3);
         assert_eq!(h.count, COUNT_MAX + 4);
         assert_eq!(h.percentile(100.0), high);
         let (_, hi) = bucket_range(k_low);
@@ -285,8 +373,29 @@ mod tests {
         assert_eq!(m.buckets.len(), 4);
         m.record(low);
         assert_eq!(counts(&m), [(k_low, 2 * COUNT_MAX + 5), (k_high, 4)]);
-        assert_eq!(m.buckets.len(), 4);
+        assert_eq!(m.settled().buckets.len(), 4);
         assert_eq!(m.summary().p99, hi);
+    }
+
+    /// Fresh samples that take a bucket's first entry past `u32::MAX` fill it and start a
+    /// new first entry with the rest.
+    #[test]
+    fn a_merge_of_fresh_samples_past_u32_fills_the_entry() {
+        let v = 1_000u64;
+        let key = bucket_of(v);
+        let mut h = LatencyHistogram::default();
+        h.record(v);
+        h.settle();
+        h.buckets[0] += COUNT_MAX - 2;
+        for _ in 0..FRESH_MIN {
+            h.record(v);
+        }
+        let first = u64::from(key) << 32;
+        assert_eq!(
+            h.buckets,
+            [first | (FRESH_MIN as u64 - 1), first | COUNT_MAX]
+        );
+        assert!(h.fresh.is_empty());
     }
 
     #[test]

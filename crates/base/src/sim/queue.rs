@@ -273,7 +273,9 @@ impl<E: Copy> EventQueue<E> {
         self.front[at] = entry;
     }
 
-    /// Move the heap's earliest events (half a front) into the empty front.
+    /// Move the heap's earliest events (half a front) into the empty front. Out of line:
+    /// one pop in many refills, and the pop itself stays short.
+    #[inline(never)]
     fn refill(&mut self) {
         debug_assert!(self.front.is_empty());
         while self.front.len() < FRONT / 2 {
@@ -298,10 +300,17 @@ impl<E: Copy> EventQueue<E> {
     /// The heap's sifts move the entries they pass over into the hole and write the sifted
     /// one once, at its place: the same layout as swapping it down level by level, with one
     /// move per level instead of a swap's three.
+    ///
+    /// The first test is inlined: a new event pushed to the heap is mostly the latest yet.
+    #[inline]
     fn heap_push(&mut self, entry: Entry<E>) {
         let i = self.heap.len();
         self.heap.push(entry);
-        self.sift_up(i, entry);
+        if i > 0 && entry.key() < self.heap[(i - 1) / ARITY].key() {
+            self.sift_up(i, entry);
+        } else {
+            self.heap_set(i, entry);
+        }
     }
 
     /// Write `entry` at hole `i` or above it, moving down the ancestors that sort after it.
@@ -321,19 +330,8 @@ impl<E: Copy> EventQueue<E> {
     /// Write `entry` at hole `i` or below it, moving up the earliest children that sort
     /// before it.
     fn sift_down(&mut self, mut i: usize, entry: Entry<E>) {
-        let (key, n) = (entry.key(), self.heap.len());
-        loop {
-            let first = i * ARITY + 1;
-            if first >= n {
-                break;
-            }
-            let (mut best, mut best_key) = (first, self.heap[first].key());
-            for c in first + 1..(first + ARITY).min(n) {
-                let k = self.heap[c].key();
-                if k < best_key {
-                    (best, best_key) = (c, k);
-                }
-            }
+        let key = entry.key();
+        while let Some((best, best_key)) = self.earliest_child(i) {
             if key <= best_key {
                 break;
             }
@@ -343,13 +341,43 @@ impl<E: Copy> EventQueue<E> {
         self.heap_set(i, entry);
     }
 
+    /// The index and key of the earliest child of node `i`, if it has children.
+    #[inline]
+    fn earliest_child(&self, i: usize) -> Option<(usize, u128)> {
+        let (first, n) = (i * ARITY + 1, self.heap.len());
+        if first + ARITY <= n {
+            // All four children (every node but the last parent's): the earlier of the
+            // earliest of each pair, without a loop.
+            let children = &self.heap[first..first + ARITY];
+            let earlier = |a: (usize, u128), b: (usize, u128)| if b.1 < a.1 { b } else { a };
+            let pair = |c: usize| earlier((c, children[c].key()), (c + 1, children[c + 1].key()));
+            let (c, k) = earlier(pair(0), pair(2));
+            return Some((first + c, k));
+        }
+        let mut best = (first, self.heap.get(first)?.key());
+        for c in first + 1..n {
+            let k = self.heap[c].key();
+            if k < best.1 {
+                best = (c, k);
+            }
+        }
+        Some(best)
+    }
+
+    /// The root leaves a hole that moves down along the earliest children to a leaf; the
+    /// last entry, which sorts late and so rarely climbs, sifts up from there: one compare
+    /// fewer per level than sifting it down from the root, the same heap.
     fn heap_pop(&mut self) -> Option<Entry<E>> {
         let last = self.heap.pop()?;
         let Some(&top) = self.heap.first() else {
             return Some(last);
         };
-        // The last entry sifts down from the root.
-        self.sift_down(0, last);
+        let mut i = 0;
+        while let Some((best, _)) = self.earliest_child(i) {
+            self.heap_set(i, self.heap[best]);
+            i = best;
+        }
+        self.sift_up(i, last);
         Some(top)
     }
 

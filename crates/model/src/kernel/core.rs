@@ -40,7 +40,8 @@ use crate::workload::{
 use schedlab_base::sim::{EventQueue, Model, SimRng, Time};
 use std::sync::Arc;
 
-/// The engine's events.
+/// The engine's events. A task or CPU number beside a 64-bit field is a `u32`, so that an
+/// event is 16 bytes and an entry of the event queue 32.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// Create an initial thread of the workload.
@@ -50,7 +51,7 @@ pub enum Event {
     /// The running task's current work (or wall-clock spin) is done.
     WorkDone { cpu: usize },
     /// A sleep or I/O ends: wake the task.
-    Wake { task: TaskId, gen: u64 },
+    Wake { task: u32, gen: u64 },
     /// The RT bandwidth period timer (`sched_rt_period_timer`).
     RtPeriod,
     /// Deferred cpufreq work of a policy (sugov kthread, dbs kworker).
@@ -61,12 +62,14 @@ pub enum Event {
     AdminWrite { index: usize },
     /// A throttled deadline task's replenishment timer (`dl_task_timer`), armed for the
     /// deadline the task had when it ran out.
-    DlReplenish { task: TaskId, deadline: u64 },
+    DlReplenish { task: u32, deadline: u64 },
     /// The tick of an idle CPU whose cpuidle governor kept it.
     IdleTick { cpu: usize },
     /// An idle CPU woken for a task is out of its idle state (at `until`).
-    IdleExit { cpu: usize, until: u64 },
+    IdleExit { cpu: u32, until: u64 },
 }
+
+const _: () = assert!(std::mem::size_of::<Event>() == 16);
 
 const IDLE_REF: TaskRef<'static> = TaskRef {
     comm: IDLE_COMM,
@@ -1805,13 +1808,15 @@ impl Kernel {
     /// The CPU `event` happens on, `smp_processor_id()` as its handler starts.
     fn event_cpu(&self, event: &Event) -> usize {
         match *event {
-            Event::Tick { cpu, .. }
-            | Event::WorkDone { cpu, .. }
-            | Event::IdleTick { cpu, .. }
-            | Event::IdleExit { cpu, .. } => cpu,
+            Event::Tick { cpu, .. } | Event::WorkDone { cpu, .. } | Event::IdleTick { cpu, .. } => {
+                cpu
+            }
+            Event::IdleExit { cpu, .. } => cpu as usize,
             // The sleep's hrtimer (or the I/O's interrupt) fires on the CPU the task slept on;
             // the deadline timer on the CPU the task ran out on.
-            Event::Wake { task, .. } | Event::DlReplenish { task, .. } => self.tasks[task].cpu,
+            Event::Wake { task, .. } | Event::DlReplenish { task, .. } => {
+                self.tasks[task as usize].cpu
+            }
             // rt-app's main process (its trace lines are on CPU 0) creates the initial threads;
             // a timed write's writer is not simulated and is taken to run there too. The RT
             // period timer and the cpufreq work call no hook; the nohz idle balancer picks its
@@ -1862,6 +1867,7 @@ impl Model for Kernel {
                 }
             }
             Event::Wake { task, gen } => {
+                let task = task as usize;
                 if gen != self.tasks[task].wake_gen {
                     return false;
                 }
@@ -1886,6 +1892,7 @@ impl Model for Kernel {
             Event::NohzStats => self.nohz_stats(now, q),
             Event::AdminWrite { index } => self.admin_write(index, now, q),
             Event::DlReplenish { task, deadline } => {
+                let task = task as usize;
                 if self.tasks[task].dl.deadline != deadline {
                     return false;
                 }
@@ -1893,6 +1900,7 @@ impl Model for Kernel {
             }
             Event::IdleTick { cpu } => self.cpuidle_tick(cpu, now, q),
             Event::IdleExit { cpu, until } => {
+                let cpu = cpu as usize;
                 if !self.idle_exit_done(cpu, until) {
                     return false;
                 }
@@ -2005,7 +2013,7 @@ fn arm_dl_timer(dl: &DlEntity, t: TaskId, now: Time, q: &mut EventQueue<Event>) 
     q.schedule(
         at.max(now),
         Event::DlReplenish {
-            task: t,
+            task: t as u32,
             deadline: dl.deadline,
         },
     );

@@ -256,6 +256,12 @@ impl Balance {
     /// `get_sd_balance_interval()` makes of it in ns: × `busy_factor` when busy, in
     /// jiffies (rounded up), at least one and at most `HZ × nr_cpus / 10`.
     fn set_interval(&mut self, cpu: usize, level: usize, ms: u64) {
+        // Already `ms` (a balance that moved tasks at the minimum interval): the same ns.
+        // A set interval is at least a tick.
+        let st = &self.sd[cpu][level];
+        if st.interval_ms == ms && st.interval_ns[0] != 0 {
+            return;
+        }
         let busy_factor = self.topo.domains[cpu][level].busy_factor;
         let (tick, max) = (self.tick_ns, self.max_interval_jiffies);
         let ns = |ms: u64| (ms * 1_000_000).div_ceil(tick).clamp(1, max) * tick;

@@ -25,12 +25,26 @@ struct Timer {
     task: TaskId,
 }
 
+/// Where a task's timer is armed: its CPU and its index in that CPU's heap (`at` is
+/// `UNARMED` when none is). A sift rewrites `at` alone.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    cpu: u32,
+    at: u32,
+}
+
+const UNARMED: u32 = u32::MAX;
+
+/// Children per heap node: a base of a thousand tasks' timers is half as deep as a binary
+/// heap, and a cancel (mostly of the first timer) moves the hole down half as many levels.
+const ARITY: usize = 4;
+
 /// The bases of all CPUs.
 #[derive(Debug, Default)]
 pub struct HrtimerBases {
     bases: Vec<Vec<Timer>>,
-    /// Per task: the CPU and heap slot of its armed timer.
-    slot: Vec<Option<(usize, usize)>>,
+    /// Per task: where its timer is armed.
+    slot: Vec<Slot>,
     /// Tasks whose timer was armed, cancelled or moved since the last debug check.
     touched: Touched,
 }
@@ -50,7 +64,13 @@ impl HrtimerBases {
         debug_assert!(soft <= expires, "a timer's range ends after it starts");
         self.cancel(task);
         if task >= self.slot.len() {
-            self.slot.resize(task + 1, None);
+            self.slot.resize(
+                task + 1,
+                Slot {
+                    cpu: 0,
+                    at: UNARMED,
+                },
+            );
         }
         let heap = &mut self.bases[cpu];
         heap.push(Timer {
@@ -59,35 +79,40 @@ impl HrtimerBases {
             task,
         });
         let at = heap.len() - 1;
-        self.slot[task] = Some((cpu, at));
+        self.slot[task] = Slot {
+            cpu: cpu as u32,
+            at: at as u32,
+        };
         self.touched.mark(task);
-        self.sift_up(cpu, at);
+        self.base(cpu).sift_up(at);
     }
 
     /// Remove `task`'s timer, expired or not (nothing if none is armed). The test is
     /// inlined (every arming calls it first), the removal is not.
     #[inline]
     pub fn cancel(&mut self, task: TaskId) {
-        if self.slot.get(task).is_some_and(Option::is_some) {
+        if self.slot.get(task).is_some_and(|s| s.at != UNARMED) {
             self.cancel_armed(task);
         }
     }
 
     #[inline(never)]
     fn cancel_armed(&mut self, task: TaskId) {
-        let Some((cpu, at)) = self.slot[task].take() else {
-            unreachable!("task {task} has a timer armed");
-        };
+        let Slot { cpu, at } = self.slot[task];
+        assert!(at != UNARMED, "task {task} has a timer armed");
+        self.slot[task].at = UNARMED;
+        let (cpu, at) = (cpu as usize, at as usize);
         let heap = &mut self.bases[cpu];
         let last = heap.pop().expect("an armed timer is in its base");
         if at < heap.len() {
-            // The last timer fills the hole, then moves down or up to its place.
-            heap[at] = last;
-            self.slot[last.task] = Some((cpu, at));
-            self.touched.mark(last.task);
-            if self.sift_down(cpu, at) == at {
-                self.sift_up(cpu, at);
-            }
+            // The hole moves down along the earlier children to a leaf, and the last timer
+            // sifts up from there (past `at` if it sorts before its parent): it sorts late
+            // (the removed timer is mostly the first, just expired), so it rarely climbs,
+            // and no level compares it on the way down.
+            let mut base = self.base(cpu);
+            let leaf = base.hole_to_leaf(at);
+            base.place(leaf, last);
+            base.sift_up(leaf);
         }
     }
 
@@ -110,16 +135,38 @@ impl HrtimerBases {
 
     /// Whether `task` has a timer armed on `cpu` expiring at `expires` (invariant checks).
     pub fn is_armed(&self, task: TaskId, cpu: usize, expires: u64) -> bool {
-        match self.slot.get(task).copied().flatten() {
-            Some((c, at)) => c == cpu && self.bases[c][at].expires == expires,
-            None => false,
+        match self.slot.get(task) {
+            Some(s) if s.at != UNARMED => {
+                s.cpu as usize == cpu && self.bases[cpu][s.at as usize].expires == expires
+            }
+            _ => false,
         }
     }
 
-    /// Put `t` at `at` of `cpu`'s heap, its slot pointing there.
-    fn place(&mut self, cpu: usize, at: usize, t: Timer) {
-        self.bases[cpu][at] = t;
-        self.slot[t.task] = Some((cpu, at));
+    /// `cpu`'s heap with the slots, apart from the other bases.
+    fn base(&mut self, cpu: usize) -> Base<'_> {
+        Base {
+            heap: &mut self.bases[cpu],
+            slot: &mut self.slot,
+            touched: &mut self.touched,
+        }
+    }
+}
+
+/// One CPU's heap and the tasks' slots, borrowed apart so that a sift keeps the heap in
+/// registers across the slot writes.
+struct Base<'a> {
+    heap: &'a mut [Timer],
+    slot: &'a mut [Slot],
+    touched: &'a mut Touched,
+}
+
+impl Base<'_> {
+    /// Put `t` at `at`, its slot pointing there.
+    #[inline]
+    fn place(&mut self, at: usize, t: Timer) {
+        self.heap[at] = t;
+        self.slot[t.task].at = at as u32;
         self.touched.mark(t.task);
     }
 
@@ -127,56 +174,74 @@ impl HrtimerBases {
     /// the timers they pass over into the hole and place the sifted one once, at the end
     /// (if it moved): one write (and slot) per level instead of a swap's two. Any heap has
     /// the same first timer (the order is total), which is all that is read of it.
-    fn sift_up(&mut self, cpu: usize, mut at: usize) {
-        let (from, t) = (at, self.bases[cpu][at]);
-        while at > 0 {
-            let parent = (at - 1) / 2;
-            let p = self.bases[cpu][parent];
-            if !before(&t, &p) {
-                break;
-            }
-            self.place(cpu, at, p);
-            at = parent;
-        }
-        if at != from {
-            self.place(cpu, at, t);
+    ///
+    /// The first test is inlined: a new timer (a sleep's end, mostly the latest) and the
+    /// last one moved into a cancel's hole rarely climb.
+    #[inline]
+    fn sift_up(&mut self, at: usize) {
+        if at > 0 && before(&self.heap[at], &self.heap[(at - 1) / ARITY]) {
+            self.climb(at);
         }
     }
 
-    /// Move the timer at `at` (its slot pointing there) down to its place; returns that
-    /// place.
-    fn sift_down(&mut self, cpu: usize, mut at: usize) -> usize {
-        let n = self.bases[cpu].len();
-        let (from, t) = (at, self.bases[cpu][at]);
-        loop {
-            let h = &self.bases[cpu];
-            let l = 2 * at + 1;
-            if l >= n {
+    #[inline(never)]
+    fn climb(&mut self, mut at: usize) {
+        let (from, t) = (at, self.heap[at]);
+        while at > 0 {
+            let parent = (at - 1) / ARITY;
+            let p = self.heap[parent];
+            if !before(&t, &p) {
                 break;
             }
-            let c = if l + 1 < n && before(&h[l + 1], &h[l]) {
-                l + 1
-            } else {
-                l
-            };
-            let child = h[c];
-            if !before(&child, &t) {
-                break;
-            }
-            self.place(cpu, at, child);
-            at = c;
+            self.place(at, p);
+            at = parent;
         }
         if at != from {
-            self.place(cpu, at, t);
+            self.place(at, t);
         }
-        at
+    }
+
+    /// Move the hole at `at` down to a leaf, the earliest child filling it at each level;
+    /// returns the leaf.
+    fn hole_to_leaf(&mut self, mut at: usize) -> usize {
+        let n = self.heap.len();
+        loop {
+            let first = ARITY * at + 1;
+            let c = if first + ARITY <= n {
+                // All four children: the earlier of the earliest of each pair.
+                let h = &self.heap[first..first + ARITY];
+                let pair = |c: usize| if before(&h[c + 1], &h[c]) { c + 1 } else { c };
+                let (a, b) = (pair(0), pair(2));
+                first + if before(&h[b], &h[a]) { b } else { a }
+            } else if first < n {
+                (first + 1..n).fold(first, |c, d| {
+                    if before(&self.heap[d], &self.heap[c]) {
+                        d
+                    } else {
+                        c
+                    }
+                })
+            } else {
+                return at;
+            };
+            self.place(at, self.heap[c]);
+            at = c;
+        }
     }
 }
 
 /// Order by expiry, then task id (deterministic among equal expiries; a task has one timer,
 /// so the order is total).
 fn before(a: &Timer, b: &Timer) -> bool {
-    (a.expires, a.task) < (b.expires, b.task)
+    a.key() < b.key()
+}
+
+impl Timer {
+    /// (expiry, task) as one number: one wide compare.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.expires) << 64) | self.task as u128
+    }
 }
 
 #[cfg(debug_assertions)]
@@ -193,16 +258,24 @@ impl HrtimerBases {
 
     /// Whether `task` has a timer armed.
     pub fn has_timer(&self, task: TaskId) -> bool {
-        self.slot.get(task).copied().flatten().is_some()
+        self.armed(task).is_some()
+    }
+
+    /// The CPU and heap index of `task`'s armed timer.
+    fn armed(&self, task: TaskId) -> Option<(usize, usize)> {
+        self.slot
+            .get(task)
+            .filter(|s| s.at != UNARMED)
+            .map(|s| (s.cpu as usize, s.at as usize))
     }
 
     /// The same of the timers armed, cancelled or moved since the last call, each against
     /// its parent and children in the heap.
     pub fn check_touched(&mut self, asleep: impl Fn(TaskId) -> bool) {
         while let Some(task) = self.touched.pop() {
-            if let Some((cpu, at)) = self.slot.get(task).copied().flatten() {
+            if let Some((cpu, at)) = self.armed(task) {
                 self.check_timer(cpu, at, &asleep);
-                for child in [2 * at + 1, 2 * at + 2] {
+                for child in ARITY * at + 1..=ARITY * at + ARITY {
                     if child < self.bases[cpu].len() {
                         self.check_timer(cpu, child, &asleep);
                     }
@@ -216,12 +289,12 @@ impl HrtimerBases {
     fn check_timer(&self, cpu: usize, at: usize, asleep: impl Fn(TaskId) -> bool) {
         let task = self.bases[cpu][at].task;
         assert_eq!(
-            self.slot.get(task).copied().flatten(),
+            self.armed(task),
             Some((cpu, at)),
             "cpu {cpu}: timer of task {task} out of its slot"
         );
         assert!(
-            at == 0 || !before(&self.bases[cpu][at], &self.bases[cpu][(at - 1) / 2]),
+            at == 0 || !before(&self.bases[cpu][at], &self.bases[cpu][(at - 1) / ARITY]),
             "cpu {cpu}: timer heap out of order"
         );
         assert!(asleep(task), "task {task} runs with a sleep timer");

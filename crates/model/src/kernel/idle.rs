@@ -196,7 +196,11 @@ impl Kernel {
         if until == now {
             return false;
         }
-        q.schedule(until, Event::IdleExit { cpu, until });
+        let event = Event::IdleExit {
+            cpu: cpu as u32,
+            until,
+        };
+        q.schedule(until, event);
         true
     }
 

@@ -228,7 +228,7 @@ impl Kernel {
         q.schedule(
             until,
             Event::Wake {
-                task: t,
+                task: t as u32,
                 gen: task.wake_gen,
             },
         );

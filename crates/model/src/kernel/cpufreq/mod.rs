@@ -771,8 +771,11 @@ pub fn effective_cpu_util(
     if kind == UtilType::Energy {
         util += rq.util_dl;
     }
-    // scale_irq_capacity(): task clocks exclude IRQ time, so scale them into what remains.
-    util = util * (max - irq) / max + irq;
+    // scale_irq_capacity(): task clocks exclude IRQ time, so scale them into what remains
+    // (with no IRQ time, util itself: the division is skipped).
+    if irq > 0 {
+        util = util * (max - irq) / max + irq;
+    }
     if kind == UtilType::Frequency {
         util += rq.bw_dl;
     }

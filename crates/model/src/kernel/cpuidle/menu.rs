@@ -57,6 +57,43 @@ impl Default for MenuDevice {
     }
 }
 
+/// [`MenuDevice::typical_interval_us`] over the sorted intervals, their sum and their sum
+/// of squares in `W` (u64 or u128, wide enough for the terms).
+fn typical_interval<W>(sorted: &[u64; INTERVALS], mut sum: u64, mut sum_sq: W) -> u64
+where
+    W: Copy
+        + Ord
+        + From<u64>
+        + std::ops::Add<Output = W>
+        + std::ops::Sub<Output = W>
+        + std::ops::Mul<Output = W>
+        + std::ops::Div<Output = W>,
+{
+    let w = W::from;
+    let mut divisor = INTERVALS;
+    loop {
+        let avg = sum / divisor as u64;
+        // The kernel's Σ(v − avg)² from the sums: Σv² − 2·avg·Σv + n·avg², the same integer
+        // (avg is an integer).
+        let (a, n) = (w(avg), w(divisor as u64));
+        let variance = (sum_sq + n * a * a - w(2) * a * w(sum)) / n;
+        if (a * a > variance * w(36) && divisor * 4 >= INTERVALS * 3) || variance <= w(400) {
+            return avg;
+        }
+        if divisor * 4 <= INTERVALS * 3 {
+            return u64::MAX;
+        }
+        // The next round's threshold is this round's largest less one: every interval equal
+        // to the largest goes (some remain, or the variance would be 0).
+        let max = sorted[divisor - 1];
+        while sorted[divisor - 1] == max {
+            sum -= max;
+            sum_sq = sum_sq - w(max) * w(max);
+            divisor -= 1;
+        }
+    }
+}
+
 /// `which_bucket()`: by the decade of the expected length in µs, iowaiters in the upper half.
 fn which_bucket(duration_ns: u64, nr_iowaiters: u32) -> usize {
     let base = if nr_iowaiters > 0 { BUCKETS / 2 } else { 0 };
@@ -82,35 +119,15 @@ impl MenuDevice {
     /// standard deviation is small (≤ 20 µs, or a sixth of the average with at least 3/4 of
     /// the samples), dropping the largest outliers while 3/4 remain; `u64::MAX` otherwise.
     /// Each round keeps the intervals below the last round's largest: a prefix of the
-    /// sorted copy, whose sums are the running ones less the dropped values'.
+    /// sorted copy, whose sums are the running ones less the dropped values'. In 64 bits
+    /// while the sum of squares is below 2^58 (intervals below ~2^27 µs): then no term
+    /// overflows (avg is at most the mean, so n·avg² ≤ Σv², 2·avg·Σv ≤ 2·Σv², and
+    /// Σ(v − avg)² ≤ Σv², so the variance times 36 is below 36·2^58 < 2^64); in 128 bits
+    /// otherwise.
     fn typical_interval_us(&self) -> u64 {
-        let (mut sum, mut sum_sq, mut divisor) = (self.sum, self.sum_sq, INTERVALS);
-        loop {
-            let avg = sum / divisor as u64;
-            // The kernel's Σ(v − avg)² from the sums: Σv² − 2·avg·Σv + n·avg², the same
-            // integer (avg is an integer; no term overflows for intervals below KTIME_MAX
-            // µs). Divided in 64 bits when it fits, as it does for any idle period below
-            // ~1.5 s.
-            let (a, n) = (u128::from(avg), divisor as u128);
-            let squares = sum_sq + n * a * a - 2 * a * u128::from(sum);
-            let variance = match u64::try_from(squares) {
-                Ok(s) => u128::from(s / divisor as u64),
-                Err(_) => squares / n,
-            };
-            if (a * a > variance * 36 && divisor * 4 >= INTERVALS * 3) || variance <= 400 {
-                return avg;
-            }
-            if divisor * 4 <= INTERVALS * 3 {
-                return u64::MAX;
-            }
-            // The next round's threshold is this round's largest less one: every interval
-            // equal to the largest goes (some remain, or the variance would be 0).
-            let max = self.sorted[divisor - 1];
-            while self.sorted[divisor - 1] == max {
-                sum -= max;
-                sum_sq -= u128::from(max) * u128::from(max);
-                divisor -= 1;
-            }
+        match u64::try_from(self.sum_sq) {
+            Ok(sum_sq) if sum_sq < 1 << 58 => typical_interval(&self.sorted, self.sum, sum_sq),
+            _ => typical_interval(&self.sorted, self.sum, self.sum_sq),
         }
     }
 
