@@ -1436,6 +1436,39 @@ fn recorded_host_traces_extract_and_replay() {
     }
 }
 
+/// `schedlab host record` writes the machine's platform file beside its trace: a replay
+/// named no platform takes it (and says so), as if given `--trace-platform`, before the
+/// plat_info.yml beside it too.
+#[test]
+fn the_platform_host_record_wrote_beside_its_trace_is_the_replays() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/host-traces");
+    let trace = dir.join("cyclictest.txt");
+    let platform = dir.join("cyclictest.platform.toml");
+    let tmp = tempfile::tempdir().unwrap();
+    let (t, p) = (trace.to_str().unwrap(), platform.to_str().unwrap());
+    let json = |name: &str, extra: &[&str]| {
+        let out = tmp.path().join(name);
+        let o = out.to_str().unwrap();
+        let (code, err) = cli(&[&["replay", t, "--json", o][..], extra].concat());
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&out).unwrap()).unwrap()
+    };
+    let (beside, given) = (
+        json("a.json", &[]),
+        json("b.json", &["--trace-platform", p]),
+    );
+    assert_eq!(beside["tasks"], given["tasks"]);
+    assert_eq!(beside["cpus"], given["cpus"]);
+    let notes = beside["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .contains("cyclictest.platform.toml, beside the trace")),
+        "{notes:?}"
+    );
+}
+
 /// LISA's three traces of Juno boards (tests/data/lisa, gzip'd), unpacked into `dir` with
 /// the plat_info.yml beside its trace.
 fn lisa_traces(dir: &Path) -> Vec<PathBuf> {

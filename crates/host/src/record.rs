@@ -65,14 +65,6 @@ pub struct Recorded {
     pub warnings: Vec<String>,
 }
 
-/// `run.txt` → `run.platform.toml`, beside the trace as `run.plat_info.yml` is.
-pub fn platform_path(trace: &Path) -> PathBuf {
-    let stem = trace
-        .file_stem()
-        .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
-    trace.with_file_name(format!("{stem}.platform.toml"))
-}
-
 pub fn record(req: &Request) -> Result<Recorded, Error> {
     let Some((program, args)) = req.command.split_first() else {
         return Err(
@@ -225,7 +217,7 @@ pub fn record(req: &Request) -> Result<Recorded, Error> {
 
 /// The platform file and plat_info.yml beside the trace.
 fn write_beside(trace: &Path, h: &HostPlatform, files: &mut Vec<PathBuf>) -> Result<(), Error> {
-    let toml = platform_path(trace);
+    let toml = schedlab::platform_file_path(trace);
     schedlab::output::write_atomic(&toml, h.text.as_bytes()).map_err(|e| io_error(&toml, e))?;
     files.push(toml);
     let yml = schedlab::plat_info_path(trace);

@@ -109,10 +109,21 @@ impl Error {
 
 /// The plat_info.yml path beside a trace: `run.txt` → `run.plat_info.yml`.
 pub fn plat_info_path(trace: &Path) -> PathBuf {
+    beside(trace, "plat_info.yml")
+}
+
+/// The platform file `schedlab host record` writes beside its trace: `run.txt` →
+/// `run.platform.toml`.
+pub fn platform_file_path(trace: &Path) -> PathBuf {
+    beside(trace, "platform.toml")
+}
+
+/// `run.txt` → `run.EXT`.
+fn beside(trace: &Path, ext: &str) -> PathBuf {
     let stem = trace
         .file_stem()
         .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
-    trace.with_file_name(format!("{stem}.plat_info.yml"))
+    trace.with_file_name(format!("{stem}.{ext}"))
 }
 
 /// Simulate one run: `Simulation::new` then `Simulation::run`.

@@ -26,8 +26,9 @@ pub struct FromTraceArgs {
     /// The trace: `trace-cmd report` text (what `schedlab run --trace` writes) or a
     /// trace.dat (read through `trace-cmd report`).
     pub trace: PathBuf,
-    /// The traced machine's platform (preset or file) when no `<trace>.plat_info.yml` is
-    /// beside the trace (default juno-r0).
+    /// The traced machine's platform (preset or file) when neither `<trace>.platform.toml`
+    /// (what `schedlab host record` writes) nor `<trace>.plat_info.yml` is beside the trace
+    /// (default juno-r0).
     #[arg(long = "trace-platform", value_name = "P")]
     pub trace_platform: Option<String>,
     /// Start of the window to extract (time in the trace, e.g. 1.5s).
@@ -200,9 +201,23 @@ pub struct TracePlatform {
     pub notes: Vec<String>,
 }
 
-/// The traced machine: `platform` if given, else the LISA `plat_info.yml` beside the trace
-/// (on the nearest preset, `plat_info::derive`), else juno-r0.
+/// The traced machine: `platform` if given, else the platform file `schedlab host record`
+/// wrote beside the trace (the machine itself), else the LISA `plat_info.yml` beside it (on
+/// the nearest preset, `plat_info::derive`), else juno-r0.
 pub fn trace_platform(trace: &Path, platform: Option<&str>) -> Result<TracePlatform, InputError> {
+    let recorded = crate::platform_file_path(trace);
+    if platform.is_none() && recorded.is_file() {
+        let name = recorded.display().to_string();
+        let p = Platform::resolve(&name)?;
+        return Ok(TracePlatform {
+            info: CpuInfo::from_platform(&p),
+            notes: vec![format!(
+                "platform: {name}, beside the trace (`schedlab host record` wrote it)"
+            )],
+            preset: Some(name),
+            derived: None,
+        });
+    }
     if platform.is_none() {
         let yml = crate::plat_info_path(trace);
         if let Ok(text) = std::fs::read_to_string(&yml) {
@@ -352,7 +367,7 @@ impl FromTraceArgs {
                 &file,
                 "cpus=",
                 format!(
-                    "at most the {} CPUs of the trace's platform (a plat_info.yml beside it, or --trace-platform)",
+                    "at most the {} CPUs of the trace's platform (a platform.toml or plat_info.yml beside it, or --trace-platform)",
                     info.capacity.len()
                 ),
                 format!("cpus={}", timeline.nr_cpus),
@@ -364,14 +379,11 @@ impl FromTraceArgs {
             affinity: self.pin,
             per_run: self.pin_runs,
         };
-        let notes = if tp.derived.is_some() || tp.preset.is_none() {
-            tp.notes
-                .into_iter()
-                .chain(timeline.notes.iter().cloned())
-                .collect()
-        } else {
-            timeline.notes.clone()
-        };
+        let notes = tp
+            .notes
+            .into_iter()
+            .chain(timeline.notes.iter().cloned())
+            .collect();
         Ok(Loaded {
             timeline,
             filter,
