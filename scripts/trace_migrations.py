@@ -80,7 +80,10 @@ def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
     prefix = sys.argv[2] if len(sys.argv) == 3 else ""
-    events = parse(sys.argv[1])
+    try:
+        events = parse(sys.argv[1])
+    except OSError as e:
+        sys.exit(f"trace_migrations.py: {sys.argv[1]}: {e.strerror}")
     counts = classify(events, prefix)
     print("migrations:", ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none")
     ms = cpu_per_activation(events, prefix)
