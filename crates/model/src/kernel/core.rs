@@ -1083,7 +1083,7 @@ impl Kernel {
 
     /// `available_idle_cpu()`.
     pub(super) fn cpu_idle(&self, cpu: usize) -> bool {
-        self.rqs[cpu].curr.is_none() && self.rqs[cpu].nr_running == 0
+        self.rqs[cpu].is_idle()
     }
 
     /// `select_task_rq()` from `this_cpu`: fair tasks go through `select_task_rq_fair`, RT

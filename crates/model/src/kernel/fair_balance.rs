@@ -1337,13 +1337,13 @@ impl Kernel {
         for cpu in span.iter() {
             let (rq, cfs) = (&self.rqs[cpu], &self.fair.rqs[cpu]);
             let util = self.cpu_util_cfs(cpu);
+            // cpu_load(), on the cfs_rq already read.
             s.load += cfs.avg.load_avg;
             s.util += util;
             s.runnable += cfs.avg.runnable_avg;
             s.nr_running += u64::from(rq.nr_running);
             s.h_nr_running += u64::from(cfs.h_nr_running);
-            // idle_cpu() (Kernel::cpu_idle), on the rq already read.
-            if rq.curr.is_none() && rq.nr_running == 0 {
+            if rq.is_idle() {
                 s.idle_cpus += 1;
             }
             let cap = self.capacity_of(cpu);

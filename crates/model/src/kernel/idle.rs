@@ -23,9 +23,11 @@ const DEFAULT_IDLE_STATE: u32 = 1;
 /// (they would keep a finished run going), so a CPU idle past one stays in its state.
 const WATCHDOG_PERIOD_NS: u64 = 4_000_000_000;
 
-/// The watchdog's next expiry after `now`.
-fn next_watchdog(now: Time) -> Time {
-    (now / WATCHDOG_PERIOD_NS + 1) * WATCHDOG_PERIOD_NS
+/// The time from `now` till the earlier of `next` (a timer's expiry, `u64::MAX` for none)
+/// and the watchdog's next expiry.
+fn sleep_length(next: Time, now: Time) -> u64 {
+    let watchdog = (now / WATCHDOG_PERIOD_NS + 1) * WATCHDOG_PERIOD_NS;
+    next.min(watchdog).saturating_sub(now)
 }
 
 impl Kernel {
@@ -61,8 +63,7 @@ impl Kernel {
     /// The time till `cpu`'s next timer event from `now`, the tick left out
     /// (`tick_nohz_get_sleep_length()`): its earliest armed sleep timer, or the watchdog's.
     fn sleep_length_ns(&self, cpu: usize, now: Time) -> u64 {
-        let next = self.hrtimers.next_expiry(cpu).unwrap_or(u64::MAX);
-        next.min(next_watchdog(now)).saturating_sub(now)
+        sleep_length(self.hrtimers.next_expiry(cpu).unwrap_or(u64::MAX), now)
     }
 
     fn idle_input(&self, cpu: usize, now: Time) -> IdleInput {
@@ -145,12 +146,7 @@ impl Kernel {
     ) {
         let rq = &self.rqs[cpu];
         let dev = &self.cpuidle[cpu];
-        if rq.curr.is_none()
-            && !rq.need_resched
-            && rq.nr_running == 0
-            && dev.state.is_some()
-            && dev.exiting.is_none()
-        {
+        if rq.is_idle() && !rq.need_resched && dev.state.is_some() && dev.exiting.is_none() {
             self.cpuidle_reenter(cpu, tick, now, q);
         }
     }
@@ -262,7 +258,7 @@ impl Kernel {
         let sleep = if fd.cpus.is_empty() {
             KTIME_MAX
         } else {
-            next.min(next_watchdog(now)).saturating_sub(now)
+            sleep_length(next, now)
         };
         let k = cluster_state(
             &fd.cluster_idle_states,

@@ -424,6 +424,14 @@ pub struct Rq {
     pub uclamp: RqUclamp,
 }
 
+impl Rq {
+    /// `idle_cpu()`: nothing runs and nothing is queued.
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.curr.is_none() && self.nr_running == 0
+    }
+}
+
 /// A frequency domain (cpufreq policy) and the cluster its CPUs form.
 pub struct Domain {
     /// Index of the current OPP in the domain's table.
