@@ -557,9 +557,9 @@ impl<'t> Extraction<'t> {
 /// The futex channels the programs name, by (sender, receiver) index pair, with the posts
 /// each carries (a phase's posts times its loops): wake-ups and replies alike, counted from
 /// the items themselves. Every one is declared with room for all its posts: one left out
-/// would be a pipe, whose `recv` takes
-/// every byte queued, so two posts made before their `recv`s (a replay whose wake-ups come
-/// in another order than traced) would end one wait, and the next would wait for ever.
+/// would be a pipe, whose `recv` takes every byte queued, so two posts made before their
+/// `recv`s (a replay whose wake-ups come in another order than traced) would end one wait,
+/// and the next would wait for ever.
 fn channels(tasks: &[(usize, Program)]) -> BTreeMap<(usize, usize), u64> {
     let mut pairs: BTreeMap<(usize, usize), u64> = BTreeMap::new();
     for (_, p) in tasks {
