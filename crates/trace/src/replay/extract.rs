@@ -117,14 +117,19 @@ pub enum Cause {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grid {
     pub period_ns: u64,
-    /// The first wake-up on it.
-    pub first: u64,
     /// The first wake-up at which its phase moved, if it did: rt-app's timer in its default
     /// (relative) mode takes its reference from the moment the task came to it late, past a
     /// whole period, so its wake-ups go on a period apart from there.
     pub moved: Option<u64>,
-    /// The wake-ups on it, in order.
+    /// The wake-ups on it, in order: the task's first wake-up first.
     pub on: Vec<u64>,
+}
+
+impl Grid {
+    /// The first wake-up on it.
+    pub fn first(&self) -> u64 {
+        self.on[0]
+    }
 }
 
 /// Timers fire within their slack (50 µs by default for a fair task: `timer_slack_ns`), plus
@@ -368,9 +373,10 @@ impl<'t> Extraction<'t> {
             // The periods until its first timer wake-up are advanced there, where they are
             // past (no wait): the task did other things in them (its first activity, a long
             // sleep), which a wait per period at the start would put off.
-            let lead = (g.first - g.first.min(t.start)).saturating_sub(GRID_TOLERANCE_NS);
+            let first = g.first();
+            let lead = (first - first.min(t.start)).saturating_sub(GRID_TOLERANCE_NS);
             let periods = lead.div_ceil(g.period_ns).max(1);
-            let anchor = g.first.saturating_sub(periods * g.period_ns).max(tl.start);
+            let anchor = first.saturating_sub(periods * g.period_ns).max(tl.start);
             if anchor < t.start && t.start - anchor >= START_SLACK_NS {
                 items.push(Item::Sleep(t.start - anchor));
             }
@@ -871,7 +877,6 @@ fn find_grid(wakes: &[u64]) -> Option<Grid> {
         && moves.len() * MOVES_PER_WAKEUPS <= on.len())
     .then(|| Grid {
         period_ns: period,
-        first: wakes[0],
         moved: moves.first().map(|&(at, _)| on[at]),
         on,
     })
