@@ -112,12 +112,12 @@ fn half_load(n_cpus: usize) -> String {
     format!(r#"{{ "tasks": {{ {} }} }}"#, tasks.join(","))
 }
 
-/// `n` periodic tasks whose total load is 70% of 8 CPUs (periods 4-18 ms).
-fn periodic_n(n: usize) -> String {
+/// `n` periodic tasks whose total load is `load_pct`% of 8 CPUs (periods 4-18 ms).
+fn periodic_n(n: usize, load_pct: usize) -> String {
     let tasks: Vec<String> = (0..n)
         .map(|i| {
             let period = 4000 + (i % 8) * 2000;
-            let run = (period * 8 * 7 / 10 / n).max(1);
+            let run = (period * 8 * load_pct / 100 / n).max(1);
             format!(r#""p{i}": {{ "loop": -1, "run": {run}, "timer": {{ "ref": "unique", "period": {period} }} }}"#)
         })
         .collect();
@@ -178,6 +178,19 @@ fn scenarios(c: &mut Criterion) {
 
 /// Periodic tasks, rt-app's examples, and the default workload under two governors.
 fn workloads(g: &mut BenchmarkGroup<'_, WallTime>, examples: &Path) {
+    // The machine's-time target: 16 and 1000 periodic tasks at half the load of smp8, per
+    // simulated second no dearer than 6f81f9a (the default governor, as it was measured).
+    let smp8 = Platform::resolve("smp8").unwrap();
+    let none = Outputs::default();
+    for (n, secs) in [(16, 20), (1000, 2)] {
+        let json = periodic_n(n, 50);
+        let ns = secs * 1_000_000_000;
+        let (events, _) = run_on(smp8.clone(), &json, ns, &[], &none);
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(format!("smp8_{n}_periodic_half_load_{secs}s"), |b| {
+            b.iter(|| run_on(smp8.clone(), &json, ns, &[], &none))
+        });
+    }
     let json = periodic_64();
     let events = run("smp8", &json, 60_000_000_000);
     g.throughput(Throughput::Elements(events));
@@ -319,7 +332,7 @@ fn hackbench_and_scale(g: &mut BenchmarkGroup<'_, WallTime>) {
 fn many_tasks(g: &mut BenchmarkGroup<'_, WallTime>) {
     let smp8 = Platform::resolve("smp8").unwrap();
     let none = Outputs::default();
-    let json = periodic_n(10_000);
+    let json = periodic_n(10_000, 70);
     let (events, _) = run_on(smp8.clone(), &json, 1_000_000_000, &[], &none);
     g.throughput(Throughput::Elements(events));
     g.bench_function("smp8_10k_periodic_1s", |b| {
