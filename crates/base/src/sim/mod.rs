@@ -14,7 +14,8 @@ pub type Time = u64;
 
 /// A model driven by the engine: it handles one event at a time and may schedule more.
 pub trait Model {
-    type Event: Copy;
+    /// An event; the default value only fills the queue's unused places.
+    type Event: Copy + Default;
     /// Handle `event` at time `now`. Returns false if the event was stale (cancelled by a
     /// generation counter since it was scheduled) and so did nothing.
     fn handle(

@@ -41,8 +41,9 @@ use schedlab_base::sim::{EventQueue, Model, SimRng, Time};
 use std::sync::Arc;
 
 /// The engine's events. A task or CPU number beside a 64-bit field is a `u32`, so that an
-/// event is 16 bytes and an entry of the event queue 32.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// event is 16 bytes and an entry of the event queue 32. The default one fills the queue's
+/// unused places and is never queued.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Event {
     /// Create an initial thread of the workload.
     Spawn { task: TaskId },
@@ -53,6 +54,7 @@ pub enum Event {
     /// A sleep or I/O ends: wake the task.
     Wake { task: u32, gen: u64 },
     /// The RT bandwidth period timer (`sched_rt_period_timer`).
+    #[default]
     RtPeriod,
     /// Deferred cpufreq work of a policy (sugov kthread, dbs kworker).
     CpufreqWork { policy: usize },
