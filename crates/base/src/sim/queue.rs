@@ -225,6 +225,9 @@ impl<E: Copy + Default> EventQueue<E> {
     }
 
     fn insert(&mut self, entry: Entry<E>) {
+        // Every entry inserted is the newest (its order number the last one handed out),
+        // which lets the front place it by its time alone.
+        debug_assert_eq!(entry.seq >> SLOT_BITS, self.next_seq - 1);
         let key = entry.key();
         // The front takes the entry if it sorts before the front's latest; it then gives
         // its latest to the heap when over its size. Otherwise the entry sorts after the
@@ -517,17 +520,19 @@ impl<E: Copy + Default> Front<E> {
 
     /// Put `entry`, which sorts before the latest entry, in its place: after one compare
     /// with the middle entry, the entries between the nearer end and its place move by
-    /// one as the scan from that end passes them.
+    /// one as the scan from that end passes them. `entry` is the newest event (its
+    /// sequence number above every entry's), so it sorts after every entry of its time
+    /// and before every later one: the times alone place it.
     #[inline]
     fn insert(&mut self, entry: Entry<E>) {
-        let key = entry.key();
+        let time = entry.time;
         let (head, len) = (usize::from(self.head), self.len);
         let ring = &mut self.ring;
-        if key < ring[(head + len / 2) & RING_MASK].key() {
+        if time < ring[(head + len / 2) & RING_MASK].time {
             // Its place is in the first half: the earlier entries move toward the head.
             let head = (head + RING_MASK) & RING_MASK;
             let mut i = head;
-            while ring[(i + 1) & RING_MASK].key() < key {
+            while ring[(i + 1) & RING_MASK].time <= time {
                 ring[i & RING_MASK] = ring[(i + 1) & RING_MASK];
                 i += 1;
             }
@@ -536,7 +541,7 @@ impl<E: Copy + Default> Front<E> {
         } else {
             // In the second half (the latest sorts after it): the later entries move back.
             let mut i = head + len;
-            while ring[(i - 1) & RING_MASK].key() > key {
+            while ring[(i - 1) & RING_MASK].time > time {
                 ring[i & RING_MASK] = ring[(i - 1) & RING_MASK];
                 i -= 1;
             }
