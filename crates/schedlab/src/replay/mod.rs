@@ -206,70 +206,75 @@ pub struct TracePlatform {
 /// the nearest preset, `plat_info::derive`), else juno-r0.
 pub fn trace_platform(trace: &Path, platform: Option<&str>) -> Result<TracePlatform, InputError> {
     let recorded = crate::platform_file_path(trace);
-    if platform.is_none() && recorded.is_file() {
-        let name = recorded.display().to_string();
-        let p = Platform::resolve(&name)?;
-        return Ok(TracePlatform {
-            info: CpuInfo::from_platform(&p),
-            notes: vec![format!(
-                "platform: {name}, beside the trace (`schedlab host record` wrote it)"
-            )],
-            preset: Some(name),
-            derived: None,
-        });
-    }
-    if platform.is_none() {
-        let yml = crate::plat_info_path(trace);
-        if let Ok(text) = std::fs::read_to_string(&yml) {
-            let file = yml.display().to_string();
-            let pi = plat_info::read(&text, &file)?;
-            return Ok(match plat_info::derive(&pi, &file)? {
-                Some(d) => {
-                    let preset = Platform::resolve(&d.preset)?;
-                    let mut same = d.platform.clone();
-                    same.name = preset.name.clone();
-                    same.description = preset.description.clone();
-                    if same == preset {
-                        // The plat_info of a preset (schedlab's own traces): the preset.
-                        TracePlatform {
-                            info: CpuInfo::from_platform(&preset),
-                            notes: vec![format!(
-                                "platform: {file} describes the preset {}",
-                                d.preset
-                            )],
-                            preset: Some(d.preset),
-                            derived: None,
-                        }
-                    } else {
-                        TracePlatform {
-                            info: CpuInfo::from_platform(&d.platform),
-                            preset: Some(d.preset),
-                            derived: Some(d.platform),
-                            notes: d.notes,
-                        }
-                    }
-                }
-                None => TracePlatform {
-                    info: cpu_info(&pi),
-                    preset: None,
-                    notes: vec![format!(
-                        "platform: {file} alone (no preset has its {} CPUs in its frequency domains): \
-                         the costs of an unknown core, no idle states; replay with --platform",
-                        pi.capacities.len()
-                    )],
-                    derived: None,
-                },
-            });
+    let (name, notes) = match platform {
+        Some(name) => (name.to_string(), Vec::new()),
+        None if recorded.is_file() => {
+            let name = recorded.display().to_string();
+            let note =
+                format!("platform: {name}, beside the trace (`schedlab host record` wrote it)");
+            (name, vec![note])
         }
-    }
-    let name = platform.unwrap_or("juno-r0");
-    let p = Platform::resolve(name)?;
+        None => {
+            if let Some(tp) = plat_info_platform(trace)? {
+                return Ok(tp);
+            }
+            ("juno-r0".to_string(), Vec::new())
+        }
+    };
+    let p = Platform::resolve(&name)?;
     Ok(TracePlatform {
         info: CpuInfo::from_platform(&p),
-        preset: Some(name.to_string()),
+        preset: Some(name),
         derived: None,
-        notes: Vec::new(),
+        notes,
     })
+}
+
+/// The traced machine from the LISA `plat_info.yml` beside the trace, if there is one.
+fn plat_info_platform(trace: &Path) -> Result<Option<TracePlatform>, InputError> {
+    let yml = crate::plat_info_path(trace);
+    let Ok(text) = std::fs::read_to_string(&yml) else {
+        return Ok(None);
+    };
+    let file = yml.display().to_string();
+    let pi = plat_info::read(&text, &file)?;
+    Ok(Some(match plat_info::derive(&pi, &file)? {
+        Some(d) => {
+            let preset = Platform::resolve(&d.preset)?;
+            let mut same = d.platform.clone();
+            same.name = preset.name.clone();
+            same.description = preset.description.clone();
+            if same == preset {
+                // The plat_info of a preset (schedlab's own traces): the preset.
+                TracePlatform {
+                    info: CpuInfo::from_platform(&preset),
+                    notes: vec![format!(
+                        "platform: {file} describes the preset {}",
+                        d.preset
+                    )],
+                    preset: Some(d.preset),
+                    derived: None,
+                }
+            } else {
+                TracePlatform {
+                    info: CpuInfo::from_platform(&d.platform),
+                    preset: Some(d.preset),
+                    derived: Some(d.platform),
+                    notes: d.notes,
+                }
+            }
+        }
+        None => TracePlatform {
+            info: cpu_info(&pi),
+            preset: None,
+            notes: vec![format!(
+                "platform: {file} alone (no preset has its {} CPUs in its frequency domains): \
+                 the costs of an unknown core, no idle states; replay with --platform",
+                pi.capacities.len()
+            )],
+            derived: None,
+        },
+    }))
 }
 
 /// The CPUs of a plat_info no preset fits: its capacities and frequencies (cpufreq starting
